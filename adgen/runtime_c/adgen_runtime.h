@@ -1,0 +1,121 @@
+/*
+ * adgen_runtime.h: the small runtime every adgen-generated C file includes.
+ *
+ * Python semantics where C differs (floor division and modulo take the sign
+ * of the divisor, min/max return the first argument on ties), allocation of
+ * local arrays, and checks that exist only in debug builds (-DADGEN_DEBUG).
+ * Everything is static inline: no library to link, nothing global.
+ */
+#ifndef ADGEN_RUNTIME_H
+#define ADGEN_RUNTIME_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* -- Python's // and % ------------------------------------------------------ */
+#define ADGEN_INT_DIVMOD(T, S)                                   \
+    static inline T adgen_floordiv_##S(T a, T b)                 \
+    {                                                            \
+        T q = a / b;                                             \
+        if ((a % b != 0) && ((a < 0) != (b < 0)))                \
+            q -= 1;                                              \
+        return q;                                                \
+    }                                                            \
+    static inline T adgen_mod_##S(T a, T b)                      \
+    {                                                            \
+        T r = a % b;                                             \
+        if (r != 0 && ((r < 0) != (b < 0)))                      \
+            r += b;                                              \
+        return r;                                                \
+    }
+ADGEN_INT_DIVMOD(int64_t, i64)
+ADGEN_INT_DIVMOD(int32_t, i32)
+
+/* CPython's float_divmod, so that results agree bit for bit. */
+#define ADGEN_FLOAT_DIVMOD(T, S, FMOD, FLOOR, COPYSIGN)          \
+    static inline T adgen_mod_##S(T a, T b)                      \
+    {                                                            \
+        T mod = FMOD(a, b);                                      \
+        if (mod != 0) {                                          \
+            if ((b < 0) != (mod < 0))                            \
+                mod += b;                                        \
+        } else {                                                 \
+            mod = COPYSIGN((T)0, b);                             \
+        }                                                        \
+        return mod;                                              \
+    }                                                            \
+    static inline T adgen_floordiv_##S(T a, T b)                 \
+    {                                                            \
+        T mod = FMOD(a, b);                                      \
+        T div = (a - mod) / b;                                   \
+        T floordiv;                                              \
+        if (mod != 0 && ((b < 0) != (mod < 0)))                  \
+            div -= 1;                                            \
+        if (div != 0) {                                          \
+            floordiv = FLOOR(div);                               \
+            if (div - floordiv > (T)0.5)                         \
+                floordiv += 1;                                   \
+        } else {                                                 \
+            floordiv = COPYSIGN((T)0, a / b);                    \
+        }                                                        \
+        return floordiv;                                         \
+    }
+ADGEN_FLOAT_DIVMOD(double, f64, fmod, floor, copysign)
+ADGEN_FLOAT_DIVMOD(float, f32, fmodf, floorf, copysignf)
+
+/* -- math.floor / math.ceil return integers ---------------------------------- */
+static inline int64_t adgen_ifloor_f64(double x) { return (int64_t)floor(x); }
+static inline int64_t adgen_ifloor_f32(float x) { return (int64_t)floorf(x); }
+static inline int64_t adgen_iceil_f64(double x) { return (int64_t)ceil(x); }
+static inline int64_t adgen_iceil_f32(float x) { return (int64_t)ceilf(x); }
+
+/* -- abs, min, max as Python's builtins ------------------------------------------ */
+static inline int64_t adgen_abs_i64(int64_t x) { return x < 0 ? -x : x; }
+static inline int32_t adgen_abs_i32(int32_t x) { return x < 0 ? -x : x; }
+#define ADGEN_MINMAX(T, S)                                                  \
+    static inline T adgen_min_##S(T a, T b) { return b < a ? b : a; }       \
+    static inline T adgen_max_##S(T a, T b) { return b > a ? b : a; }
+ADGEN_MINMAX(double, f64)
+ADGEN_MINMAX(float, f32)
+ADGEN_MINMAX(int64_t, i64)
+ADGEN_MINMAX(int32_t, i32)
+
+/* -- local arrays ---------------------------------------------------------------- */
+static inline void *adgen_calloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size);
+    if (p == NULL) {
+        fprintf(stderr, "adgen: out of memory allocating %zu elements\n", count);
+        abort();
+    }
+    return p;
+}
+
+/* -- debug checks ------------------------------------------------------------------ */
+#ifdef ADGEN_DEBUG
+#define ADGEN_ASSERT(cond, where)                                     \
+    do {                                                              \
+        if (!(cond)) {                                                \
+            fprintf(stderr, "%s\n", where);                           \
+            abort();                                                  \
+        }                                                             \
+    } while (0)
+static inline int64_t adgen_check_index(int64_t i, int64_t n, const char *where)
+{
+    if (i < 0 || i >= n) {
+        fprintf(stderr, "%s: index %lld out of range for extent %lld\n", where, (long long)i,
+                (long long)n);
+        abort();
+    }
+    return i;
+}
+#define ADGEN_INDEX(i, n, where) adgen_check_index((i), (n), (where))
+#else
+#define ADGEN_ASSERT(cond, where) ((void)sizeof((cond) ? 1 : 0))
+#define ADGEN_INDEX(i, n, where) (i)
+#endif
+
+#endif /* ADGEN_RUNTIME_H */

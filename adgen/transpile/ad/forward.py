@@ -1,0 +1,362 @@
+"""Tangent mode: ``f`` -> ``f_d`` (scalar) or ``f_dv`` (many directions).
+
+Each op is copied and, when its result is active, followed by the ops that
+compute its tangent (from the rule table).  Structured ops get one extra
+result / carried value / block argument per active slot, so the tangent of
+a loop-carried variable is itself loop-carried; terminators pass tangents
+along with values.  Only active values (activity analysis) get tangents.
+
+In vector mode a tangent is a ``VecType`` (one entry per direction) and an
+array's tangent has a trailing direction axis; the ops are the same, which
+is why the rules never look at the mode.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+from ..analysis.activity import ModuleActivity, written_params
+from ..ir.builder import Builder
+from ..ir.core import (
+    Assert, Break, Call, Cast, Condition, Const, Continue, Dim, For, Function, If, Load, Module,
+    Op, Prim, Region, Result, Return, Store, Value, While, Yield, Zeros,
+)
+from ..ir.types import I64, ArrayType, ScalarType, Type, VecType
+from . import rules
+
+SUFFIX = {False: "_d", True: "_dv"}
+
+
+def tangent_type(t: Type, vector: bool) -> Type:
+    if isinstance(t, ArrayType):
+        return ArrayType(t.elem, t.ndim, vector=vector)
+    assert isinstance(t, ScalarType)
+    return VecType(t) if vector else t
+
+
+def tangent_name(name: str | None) -> str | None:
+    return None if name is None else name + "d"
+
+
+@dataclass
+class _Target:
+    """Where a terminator sends values: the slots of an if/loop or the function results."""
+
+    tangent_slots: list[int]
+    is_loop: bool = False
+
+
+class TangentFunction:
+    def __init__(self, fn: Function, module: Module, activity: ModuleActivity, vector: bool) -> None:
+        self.fn = fn
+        self.module = module
+        self.activity = activity
+        self.act = activity.functions[fn.name]
+        self.vector = vector
+        self.map: dict[int, Value] = {}
+        self.tan: dict[int, Value] = {}
+        self.nbdirs: Value | None = None
+        self.top: Region = Region()
+        self.shadows: dict[int, Value] = {}
+        self.param_shadow_at = 0
+
+    # -- values ----------------------------------------------------------------
+    def m(self, v: Value) -> Value:
+        return self.map.get(id(v), v)
+
+    def ttype(self, t: Type) -> Type:
+        return tangent_type(t, self.vector)
+
+    def active(self, v: Value) -> bool:
+        return self.act.active(v)
+
+    def tangent_or_zero(self, b: Builder, v: Value) -> Value:
+        t = self.tan.get(id(v))
+        if t is not None:
+            return t
+        if isinstance(v.type, ArrayType):
+            return self.zero_shadow(v)
+        return b.const(0.0, self.ttype(v.type))
+
+    def zero_shadow(self, array: Value) -> Value:
+        """A zero tangent for an array that has none (passed to an active parameter)."""
+        key = id(array)
+        if key in self.shadows:
+            return self.shadows[key]
+        new = self.m(array)
+        assert isinstance(new.type, ArrayType)
+        owner = new.owner
+        top = self.top
+        b = Builder(Region(), self.fn.loc)
+        if isinstance(owner, Zeros):
+            extents = list(owner.operands)
+            shadow = b.zeros(extents, ArrayType(new.type.elem, new.type.ndim, self.vector),
+                             tangent_name(new.name))
+            pos = top.ops.index(owner) + 1
+        else:
+            extents = [b.dim(new, k) for k in range(new.type.ndim)]
+            shadow = b.zeros(extents, ArrayType(new.type.elem, new.type.ndim, self.vector),
+                             tangent_name(new.name))
+            pos = self.param_shadow_at
+            self.param_shadow_at += len(b.region.ops)
+        top.ops[pos:pos] = b.region.ops
+        self.shadows[key] = shadow
+        return shadow
+
+    # -- function ----------------------------------------------------------------
+    def run(self) -> Function:
+        fn = self.fn
+        active_params = set(self.activity.active_params(fn))
+        active_results = self.activity.active_results(fn)
+        params: list[Value] = []
+        names: list[str] = []
+        tangent_of: dict[str, str] = {}
+        for i, (p, name) in enumerate(zip(fn.params, fn.param_names, strict=True)):
+            np_ = Value(p.type, p.name)
+            params.append(np_)
+            names.append(name)
+            self.map[id(p)] = np_
+            if i in active_params:
+                t = Value(self.ttype(p.type), name + "d")
+                params.append(t)
+                names.append(name + "d")
+                tangent_of[name + "d"] = name
+                self.tan[id(p)] = t
+        if self.vector:
+            self.nbdirs = Value(I64, "nbdirs")
+            params.append(self.nbdirs)
+            names.append("nbdirs")
+        results = [Result(r.name, r.type) for r in fn.results]
+        for j in active_results:
+            r = fn.results[j]
+            tname = "retd" if r.name == "return" else r.name + "d"
+            results.append(Result(tname, self.ttype(r.type)))
+            tangent_of[tname] = r.name
+        self.top = Region(params)
+        ret = _Target(active_results)
+        self.region(fn.body, self.top, [ret])
+        name = fn.primal + SUFFIX[self.vector]
+        return Function(name, self.top, results, fn.loc, primal=fn.primal,
+                        mode="vector-forward" if self.vector else "forward",
+                        param_names=names, tangent_of=tangent_of, returns_tuple=fn.returns_tuple)
+
+    # -- regions ---------------------------------------------------------------------
+    def region(self, old: Region, new: Region, targets: list[_Target]) -> None:
+        for op in old.ops:
+            b = Builder(new, op.loc)
+            self.op(op, b, targets)
+
+    def op(self, op: Op, b: Builder, targets: list[_Target]) -> None:
+        handler = getattr(self, "op_" + type(op).__name__)
+        handler(op, b, targets)
+
+    def copy(self, op: Op, b: Builder) -> Op:
+        results = [Value(r.type, r.name) for r in op.results]
+        new = type(op)([self.m(v) for v in op.operands], results, op.loc)  # type: ignore[call-arg]
+        for field_name in ("value", "prim", "axis", "callee", "message"):
+            if hasattr(op, field_name):
+                setattr(new, field_name, getattr(op, field_name))
+        for r, nr in zip(op.results, results, strict=True):
+            self.map[id(r)] = nr
+        b.insert(new)
+        return new
+
+    def op_Const(self, op: Const, b: Builder, t: list[_Target]) -> None:
+        self.copy(op, b)
+
+    def op_Dim(self, op: Dim, b: Builder, t: list[_Target]) -> None:
+        self.copy(op, b)
+
+    def op_Assert(self, op: Assert, b: Builder, t: list[_Target]) -> None:
+        self.copy(op, b)
+
+    def op_Prim(self, op: Prim, b: Builder, t: list[_Target]) -> None:
+        new = self.copy(op, b)
+        if not self.active(op.result):
+            return
+        tangents = [self.tan.get(id(v)) for v in op.operands]
+        if all(x is None for x in tangents):
+            return
+        d = rules.tangent(b, op.prim, new.operands, new.result, tangents)
+        if d.name is None:
+            d.name = tangent_name(op.result.name)
+        self.tan[id(op.result)] = d
+
+    def op_Cast(self, op: Cast, b: Builder, t: list[_Target]) -> None:
+        new = self.copy(op, b)
+        src = self.tan.get(id(op.operands[0]))
+        if self.active(op.result) and src is not None:
+            rt = new.result.type
+            assert isinstance(rt, ScalarType)
+            self.tan[id(op.result)] = b.cast(src, rt, tangent_name(op.result.name))
+
+    def op_Load(self, op: Load, b: Builder, t: list[_Target]) -> None:
+        new = self.copy(op, b)
+        shadow = self.tan.get(id(op.operands[0]))
+        if self.active(op.result) and shadow is not None:
+            self.tan[id(op.result)] = b.load(shadow, new.operands[1:], tangent_name(op.result.name))
+
+    def op_Store(self, op: Store, b: Builder, t: list[_Target]) -> None:
+        new = self.copy(op, b)
+        shadow = self.tan.get(id(op.operands[0]))
+        if shadow is not None:
+            b.store(shadow, new.operands[1:-1], self.tangent_or_zero(b, op.operands[-1]))
+
+    def op_Zeros(self, op: Zeros, b: Builder, t: list[_Target]) -> None:
+        new = self.copy(op, b)
+        if self.active(op.result):
+            self.tan[id(op.result)] = b.zeros(
+                new.operands, ArrayType(new.result.type.elem, new.result.type.ndim,  # type: ignore[union-attr]
+                                        self.vector), tangent_name(op.result.name))
+
+    def op_Call(self, op: Call, b: Builder, t: list[_Target]) -> None:
+        callee = self.module.function(op.callee)
+        c_params = set(self.activity.active_params(callee))
+        c_results = self.activity.active_results(callee)
+        written = written_params(callee, self.module)
+        need = any(self.active(r) for r in op.results) or any(
+            p in written and id(a) in self.tan for p, a in enumerate(op.operands))
+        if not need or not self.activity.needs_derivative(callee.name):
+            self.copy(op, b)
+            return
+        args: list[Value] = []
+        for p, a in enumerate(op.operands):
+            args.append(self.m(a))
+            if p in c_params:
+                args.append(self.tangent_or_zero(b, a))
+        if self.vector:
+            assert self.nbdirs is not None
+            args.append(self.nbdirs)
+        types = [r.type for r in op.results] + [self.ttype(callee.results[j].type) for j in c_results]
+        names = [r.name for r in op.results] + [tangent_name(op.results[j].name) for j in c_results]
+        outs = b.call(callee.primal + SUFFIX[self.vector], args, types, names)
+        for r, nr in zip(op.results, outs, strict=True):
+            self.map[id(r)] = nr
+        for k, j in enumerate(c_results):
+            if self.active(op.results[j]):
+                self.tan[id(op.results[j])] = outs[len(op.results) + k]
+
+    # -- structured ops ------------------------------------------------------------------
+    def active_slots(self, values: list[Value]) -> list[int]:
+        return [j for j, v in enumerate(values) if self.active(v)]
+
+    def new_args(self, old: list[Value], slots: list[int]) -> list[Value]:
+        args = []
+        for v in old:
+            nv = Value(v.type, v.name)
+            self.map[id(v)] = nv
+            args.append(nv)
+        for j in slots:
+            tv = Value(self.ttype(old[j].type), tangent_name(old[j].name))
+            self.tan[id(old[j])] = tv
+            args.append(tv)
+        return args
+
+    def new_results(self, op: Op, new: Op, slots: list[int]) -> None:
+        results = []
+        for r in op.results:
+            nr = Value(r.type, r.name)
+            self.map[id(r)] = nr
+            results.append(nr)
+        for j in slots:
+            r = op.results[j]
+            tr = Value(self.ttype(r.type), tangent_name(r.name))
+            self.tan[id(r)] = tr
+            results.append(tr)
+        new.results = results
+        for r in results:
+            r.owner = new
+
+    def op_If(self, op: If, b: Builder, targets: list[_Target]) -> None:
+        slots = self.active_slots(op.results)
+        new = If([self.m(op.operands[0])], [], op.loc, regions=[Region(), Region()])
+        b.insert(new)
+        target = _Target(slots)
+        for old_r, new_r in zip(op.regions, new.regions, strict=True):
+            self.region(old_r, new_r, targets + [target])
+        self.new_results(op, new, slots)
+
+    def op_For(self, op: For, b: Builder, targets: list[_Target]) -> None:
+        body = op.body
+        slots = self.active_slots(body.args[1:])
+        inits = [self.m(v) for v in op.inits] + [self.tangent_or_zero(b, op.inits[j]) for j in slots]
+        iv = Value(I64, body.args[0].name)
+        self.map[id(body.args[0])] = iv
+        args = self.new_args(body.args[1:], slots)
+        new = For([self.m(v) for v in op.operands[:3]] + inits, [], op.loc,
+                  regions=[Region([iv, *args])])
+        b.insert(new)
+        target = _Target(slots, is_loop=True)
+        self.region(body, new.body, targets + [target])
+        self.new_results(op, new, slots)
+
+    def op_While(self, op: While, b: Builder, targets: list[_Target]) -> None:
+        cond, body = op.regions
+        slots = self.active_slots(body.args)
+        inits = [self.m(v) for v in op.inits] + [self.tangent_or_zero(b, op.inits[j]) for j in slots]
+        cond_args = self.new_args(cond.args, slots)
+        new_cond = Region(cond_args)
+        target = _Target(slots, is_loop=True)
+        self.region(cond, new_cond, targets + [target])
+        body_args = self.new_args(body.args, slots)
+        new_body = Region(body_args)
+        new = While(inits, [], op.loc, regions=[new_cond, new_body])
+        b.insert(new)
+        self.region(body, new_body, targets + [target])
+        self.new_results(op, new, slots)
+
+    # -- terminators -------------------------------------------------------------------------
+    def forward_values(self, b: Builder, values: list[Value], target: _Target) -> list[Value]:
+        out = [self.m(v) for v in values]
+        for j in target.tangent_slots:
+            out.append(self.tangent_or_zero(b, values[j]))
+        return out
+
+    def op_Yield(self, op: Yield, b: Builder, targets: list[_Target]) -> None:
+        b.insert(Yield(self.forward_values(b, op.operands, targets[-1]), [], op.loc))
+
+    def op_Condition(self, op: Condition, b: Builder, targets: list[_Target]) -> None:
+        b.insert(Condition([self.m(op.operands[0])], [], op.loc))
+
+    def op_Break(self, op: Break, b: Builder, targets: list[_Target]) -> None:
+        b.insert(Break(self.forward_values(b, op.operands, self._loop(targets)), [], op.loc))
+
+    def op_Continue(self, op: Continue, b: Builder, targets: list[_Target]) -> None:
+        b.insert(Continue(self.forward_values(b, op.operands, self._loop(targets)), [], op.loc))
+
+    def op_Return(self, op: Return, b: Builder, targets: list[_Target]) -> None:
+        b.insert(Return(self.forward_values(b, op.operands, targets[0]), [], op.loc))
+
+    def _loop(self, targets: list[_Target]) -> _Target:
+        return next(t for t in reversed(targets) if t.is_loop)
+
+
+def differentiate(module: Module, activity: ModuleActivity, vector: bool) -> Module:
+    """Tangents of every function that needs one, plus the primal helpers they call."""
+    out: list[Function] = []
+    for fn in module.functions:
+        if activity.needs_derivative(fn.name):
+            out.append(TangentFunction(fn, module, activity, vector).run())
+    suffix = SUFFIX[vector]
+    derived = {fn.name for fn in out}
+    needed: list[str] = []
+    stack = [op.callee for fn in out for op in fn.walk()
+             if isinstance(op, Call) and op.callee not in derived and not op.callee.endswith(suffix)]
+    while stack:
+        name = stack.pop()
+        if name in needed:
+            continue
+        needed.append(name)
+        stack.extend(op.callee for op in module.function(name).walk() if isinstance(op, Call))
+    helpers = []
+    for fn in module.functions:
+        if fn.name in needed:
+            helpers.append(_clone_static(fn))
+    return Module(module.name, module.path, helpers + out, module.source_lines)
+
+
+def _clone_static(fn: Function) -> Function:
+    c = copy.deepcopy(fn)
+    c.is_static = True
+    return c

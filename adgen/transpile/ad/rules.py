@@ -1,0 +1,162 @@
+"""The derivative table: one entry per primitive.
+
+Most primitives are given by their partial derivatives: ``partials(b, args,
+y)`` returns one coefficient per operand (``None`` where the operand has no
+derivative), built with ``b``.  The tangent is ``sum(c_i * dx_i)`` and the
+adjoint contribution of operand i is ``c_i * yb``: both modes read the same
+entry.  Primitives whose derivative is a choice between operand derivatives
+(``min``, ``max``, ``select``) give a ``jvp`` instead, so their tangent is a
+``select`` rather than a product with 0/1 coefficients.
+
+Conventions at kinks (documented in docs/language.md): ``abs(x)`` and
+``fabs(x)`` have derivative +1 at 0; ``min``/``max`` follow the operand
+Python returns (the first on ties); ``floor``, ``ceil``, ``//``, comparisons
+and logic are piecewise constant (derivative 0).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..ir.builder import Builder
+from ..ir.core import Value
+from ..ir.prims import PRIMS
+from ..ir.types import VecType, elem_of
+
+Partials = Callable[[Builder, list[Value], Value], list[Value | None]]
+Jvp = Callable[[Builder, list[Value], Value, list[Value | None]], Value]
+
+
+@dataclass(frozen=True)
+class Rule:
+    partials: Partials | None = None
+    jvp: Jvp | None = None
+
+
+RULES: dict[str, Rule] = {}
+#: primitives with no derivative at all (their results are never active)
+NON_DIFFERENTIABLE: set[str] = {p.name for p in PRIMS.values() if p.piecewise_constant}
+
+
+def defpartials(name: str, fn: Partials) -> None:
+    if name in RULES:
+        raise ValueError(f"rule for {name} registered twice")
+    RULES[name] = Rule(partials=fn)
+
+
+def defjvp(name: str, fn: Jvp) -> None:
+    if name in RULES:
+        raise ValueError(f"rule for {name} registered twice")
+    RULES[name] = Rule(jvp=fn)
+
+
+def c(b: Builder, value: float, like: Value) -> Value:
+    return b.const(value, elem_of(like.type))
+
+
+def _select_tangent(b: Builder, cond: Value, da: Value | None, db: Value | None, like: Value) -> Value:
+    zero_t = VecType(elem_of(like.type)) if any(
+        isinstance(t.type, VecType) for t in (da, db) if t is not None) else elem_of(like.type)
+    a = da if da is not None else b.const(0.0, zero_t)
+    z = db if db is not None else b.const(0.0, zero_t)
+    return b.prim("select", cond, a, z)
+
+
+# arithmetic
+defpartials("add", lambda b, a, y: [c(b, 1.0, y), c(b, 1.0, y)])
+defpartials("sub", lambda b, a, y: [c(b, 1.0, y), c(b, -1.0, y)])
+defpartials("neg", lambda b, a, y: [c(b, -1.0, y)])
+defpartials("mul", lambda b, a, y: [a[1], a[0]])
+defpartials("div", lambda b, a, y: [b.div(c(b, 1.0, y), a[1]), b.neg(b.div(y, a[1]))])
+defpartials("mod", lambda b, a, y: [c(b, 1.0, y), b.neg(b.prim("floordiv", a[0], a[1]))])
+defpartials("pow", lambda b, a, y: [
+    b.mul(a[1], b.prim("pow", a[0], b.sub(a[1], c(b, 1.0, y)))),
+    b.mul(y, b.prim("log", a[0])),
+])
+
+# libm
+defpartials("sin", lambda b, a, y: [b.prim("cos", a[0])])
+defpartials("cos", lambda b, a, y: [b.neg(b.prim("sin", a[0]))])
+defpartials("tan", lambda b, a, y: [b.add(c(b, 1.0, y), b.mul(y, y))])
+defpartials("asin", lambda b, a, y: [
+    b.div(c(b, 1.0, y), b.prim("sqrt", b.sub(c(b, 1.0, y), b.mul(a[0], a[0]))))])
+defpartials("acos", lambda b, a, y: [
+    b.neg(b.div(c(b, 1.0, y), b.prim("sqrt", b.sub(c(b, 1.0, y), b.mul(a[0], a[0])))))])
+defpartials("atan", lambda b, a, y: [
+    b.div(c(b, 1.0, y), b.add(c(b, 1.0, y), b.mul(a[0], a[0])))])
+
+
+def _atan2(b: Builder, a: list[Value], y: Value) -> list[Value | None]:
+    r2 = b.add(b.mul(a[0], a[0]), b.mul(a[1], a[1]))
+    return [b.div(a[1], r2), b.neg(b.div(a[0], r2))]
+
+
+defpartials("atan2", _atan2)
+defpartials("sinh", lambda b, a, y: [b.prim("cosh", a[0])])
+defpartials("cosh", lambda b, a, y: [b.prim("sinh", a[0])])
+defpartials("tanh", lambda b, a, y: [b.sub(c(b, 1.0, y), b.mul(y, y))])
+defpartials("exp", lambda b, a, y: [y])
+defpartials("expm1", lambda b, a, y: [b.add(y, c(b, 1.0, y))])
+defpartials("log", lambda b, a, y: [b.div(c(b, 1.0, y), a[0])])
+defpartials("log1p", lambda b, a, y: [b.div(c(b, 1.0, y), b.add(c(b, 1.0, y), a[0]))])
+defpartials("log2", lambda b, a, y: [b.div(c(b, 1.0 / math.log(2.0), y), a[0])])
+defpartials("log10", lambda b, a, y: [b.div(c(b, 1.0 / math.log(10.0), y), a[0])])
+defpartials("sqrt", lambda b, a, y: [b.div(c(b, 0.5, y), y)])
+defpartials("cbrt", lambda b, a, y: [b.div(c(b, 1.0 / 3.0, y), b.mul(y, y))])
+defpartials("hypot", lambda b, a, y: [b.div(a[0], y), b.div(a[1], y)])
+defpartials("erf", lambda b, a, y: [
+    b.mul(c(b, 2.0 / math.sqrt(math.pi), y), b.prim("exp", b.neg(b.mul(a[0], a[0]))))])
+defpartials("erfc", lambda b, a, y: [
+    b.mul(c(b, -2.0 / math.sqrt(math.pi), y), b.prim("exp", b.neg(b.mul(a[0], a[0]))))])
+
+
+def _sign(b: Builder, x: Value, y: Value) -> Value:
+    """+1 for x >= 0 (also at 0), -1 otherwise."""
+    ge = b.prim("ge", x, c(b, 0.0, x))
+    return b.prim("select", ge, c(b, 1.0, y), c(b, -1.0, y))
+
+
+defpartials("fabs", lambda b, a, y: [_sign(b, a[0], y)])
+defpartials("abs", lambda b, a, y: [_sign(b, a[0], y)])
+defpartials("copysign", lambda b, a, y: [
+    b.mul(b.prim("copysign", c(b, 1.0, y), a[0]), b.prim("copysign", c(b, 1.0, y), a[1])), None])
+
+# choices between operands: the derivative of the operand Python returns
+defjvp("min", lambda b, a, y, d: _select_tangent(b, b.prim("lt", a[1], a[0]), d[1], d[0], y))
+defjvp("max", lambda b, a, y, d: _select_tangent(b, b.prim("gt", a[1], a[0]), d[1], d[0], y))
+defjvp("select", lambda b, a, y, d: _select_tangent(b, a[0], d[1], d[2], y))
+
+
+def tangent(b: Builder, prim: str, args: list[Value], result: Value,
+            tangents: list[Value | None]) -> Value:
+    """The tangent of ``prim(args) = result`` given operand tangents (None: zero)."""
+    rule = RULES[prim]
+    if rule.jvp is not None:
+        return rule.jvp(b, args, result, tangents)
+    assert rule.partials is not None
+    coefficients = rule.partials(b, args, result)
+    return linear_combination(b, [(cf, t) for cf, t in zip(coefficients, tangents, strict=True)
+                                  if cf is not None and t is not None])
+
+
+def linear_combination(b: Builder, terms: list[tuple[Value, Value]]) -> Value:
+    """``sum(coef * t)``, merging repeated tangents (``x*x`` gives ``2x * xd``)."""
+    merged: list[tuple[Value, Value]] = []
+    for coef, t in terms:
+        for k, (c0, t0) in enumerate(merged):
+            if t0 is t:
+                merged[k] = (b.add(c0, coef) if c0 is not coef else
+                             b.mul(b.const(2.0, elem_of(coef.type)), coef), t)
+                break
+        else:
+            merged.append((coef, t))
+    total: Value | None = None
+    for coef, t in merged:
+        term = b.mul(coef, t)
+        total = term if total is None else b.add(total, term)
+    assert total is not None
+    return total
+
+

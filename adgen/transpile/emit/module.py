@@ -1,0 +1,115 @@
+"""A whole IR module -> the text of its .c and .h files (and the cffi cdef).
+
+File structure comes from the Jinja templates in ``adgen/templates``; the
+function bodies from ``emit.c``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+import jinja2
+
+from ... import __version__
+from ..ir.core import Function, Module
+from ..ir.types import ArrayType, VecType
+from .c import EmitOptions, emit_function
+from .signature import CSignature, signatures
+
+#: file suffix and wording per mode
+MODES = {
+    "primal": ("", "primal functions", "function"),
+    "forward": ("_d", "tangent (forward mode) derivatives", "tangent"),
+    "vector-forward": ("_dv", "vector tangent (forward mode, many directions) derivatives",
+                       "vector tangent"),
+}
+
+
+@dataclass
+class EmittedFile:
+    name: str
+    text: str
+
+
+@dataclass
+class EmittedModule:
+    source: EmittedFile
+    header: EmittedFile
+    cdef: str
+    signatures: dict[str, CSignature]
+
+
+def _env() -> jinja2.Environment:
+    loader = jinja2.FunctionLoader(
+        lambda name: resources.files("adgen").joinpath("templates", name).read_text())
+    return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=True, autoescape=False)
+
+
+def describe(fn: Function, sig: CSignature, module: Module) -> list[str]:
+    """The comment that documents a generated function in its header."""
+    src = module.function(fn.primal) if fn.primal in {f.name for f in module.functions} else None
+    where = f"{module.name}.py:{fn.loc.line}"
+    lines: list[str] = []
+    if fn.mode == "primal":
+        lines.append(f"{fn.name}: compiled from {where}.")
+    else:
+        kind = MODES[fn.mode][2]
+        lines.append(f"{fn.name}: {kind} of {fn.primal} ({where}).")
+        ind = [n for n in fn.param_names if n in fn.tangent_of and fn.tangent_of[n] != "return"
+               and fn.tangent_of[n] in fn.param_names]
+        deps = [r.name for r in fn.results if r.name in fn.tangent_of]
+        lines.append("  independents: " + (", ".join(f"{fn.tangent_of[n]} (tangent {n})" for n in ind)
+                                           or "none"))
+        lines.append("  dependents:   " + (", ".join(
+            f"{fn.tangent_of[d]} (tangent {d})" for d in deps) or "none"))
+    for p in sig.params:
+        kind = p.source[0]
+        if kind == "shape":
+            continue
+        if kind == "result":
+            r = fn.results[p.source[1]]
+            what = ("tangent of " + fn.tangent_of[r.name]) if r.name in fn.tangent_of else "result"
+            size = " [nbdirs]" if isinstance(r.type, VecType) else ""
+            lines.append(f"  {p.name}{size}: out, {what}")
+            continue
+        v = fn.params[p.source[1]]
+        t = v.type
+        if isinstance(t, ArrayType):
+            primal = fn.tangent_of.get(p.name, p.name)
+            dims = " x ".join(f"{primal}_shape{k}" for k in range(t.ndim))
+            dims += " x nbdirs" if t.vector else ""
+            access = "read" if p.ctype.startswith("const") else "read and written in place"
+            lines.append(f"  {p.name}: {dims} array, {access}")
+        elif isinstance(t, VecType):
+            lines.append(f"  {p.name} [nbdirs]: tangent directions of {fn.tangent_of.get(p.name, '?')}")
+    if sig.c_return is not None:
+        lines.append(f"  returns the value of {fn.primal}")
+    del src
+    return lines
+
+
+def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -> EmittedModule:
+    suffix, what, _ = MODES[mode]
+    base = module.name + suffix
+    sigs = signatures(module)
+    env = _env()
+    public = [fn for fn in module.functions if not fn.is_static]
+    bodies = [emit_function(fn, sigs, module, options) for fn in module.functions]
+    summary: list[str] = []
+    for fn in public:
+        summary.extend(describe(fn, sigs[fn.name], module))
+    statics = [sigs[fn.name].prototype() for fn in module.functions if fn.is_static]
+    source = env.get_template("source.c.j2").render(
+        filename=base + ".c", what=what, source=module.name + ".py", version=__version__,
+        command=command, summary=summary, header=base + ".h", static_prototypes=statics,
+        functions=bodies)
+    guard = "ADGEN_" + "".join(ch if ch.isalnum() else "_" for ch in base.upper()) + "_H"
+    header = env.get_template("header.h.j2").render(
+        filename=base + ".h", what=what, source=module.name + ".py", version=__version__,
+        guard=guard, functions=[{"doc": describe(fn, sigs[fn.name], module),
+                                 "prototype": sigs[fn.name].prototype()} for fn in public])
+    cdef = env.get_template("cdef.j2").render(prototypes=[sigs[fn.name].prototype() for fn in public])
+    return EmittedModule(EmittedFile(base + ".c", source), EmittedFile(base + ".h", header), cdef,
+                         sigs)

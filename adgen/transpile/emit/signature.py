@@ -1,0 +1,89 @@
+"""C signatures of IR functions: the one place that decides parameter order.
+
+A function's C parameters are its IR parameters in order; an array parameter
+is followed by its tangent (if any) and then by its extents
+``NAME_shape0``...; results are the C return value (a single scalar result
+of a function that does not return a tuple) or out-pointers (``ret0``,
+``retd``...).  Call sites use the same list to place arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.core import Function, Module
+from ..ir.types import ArrayType, ScalarType, Type, VecType
+
+
+@dataclass(frozen=True)
+class CParam:
+    name: str
+    ctype: str
+    #: ("value", body arg index) | ("shape", body arg index, axis) | ("result", result index)
+    source: tuple[str, int] | tuple[str, int, int]
+
+
+@dataclass(frozen=True)
+class CSignature:
+    name: str
+    return_ctype: str  # "void" or a scalar C type
+    #: which IR result the C return value is, if any
+    c_return: int | None
+    params: list[CParam]
+    is_static: bool
+
+    def prototype(self) -> str:
+        params = ", ".join(f"{p.ctype}{'' if p.ctype.endswith('*') else ' '}{p.name}"
+                           for p in self.params) or "void"
+        static = "static " if self.is_static else ""
+        return f"{static}{self.return_ctype} {self.name}({params})"
+
+
+def scalar_ctype(t: Type) -> str:
+    assert isinstance(t, ScalarType), t
+    return t.c_name
+
+
+def signature(fn: Function, written: set[int]) -> CSignature:
+    """``written``: indices of array parameters the function may write."""
+    params: list[CParam] = []
+    primal_index = {name: i for i, name in enumerate(fn.param_names)}
+    pending_shapes: list[CParam] = []
+    for i, (v, name) in enumerate(zip(fn.params, fn.param_names, strict=True)):
+        t = v.type
+        is_tangent = name in fn.tangent_of
+        if isinstance(t, ArrayType):
+            primal = primal_index[fn.tangent_of[name]] if is_tangent else i
+            const = "" if primal in written or i in written else "const "
+            params.append(CParam(name, f"{const}{t.elem.c_name} *", ("value", i)))
+            if not is_tangent:
+                pending_shapes = [CParam(f"{name}_shape{k}", "int64_t", ("shape", i, k))
+                                  for k in range(t.ndim)]
+                nxt = fn.param_names[i + 1] if i + 1 < len(fn.params) else None
+                if nxt is None or fn.tangent_of.get(nxt) != name:
+                    params.extend(pending_shapes)
+                    pending_shapes = []
+            else:
+                params.extend(pending_shapes)
+                pending_shapes = []
+        elif isinstance(t, VecType):
+            params.append(CParam(name, f"const {t.elem.c_name} *", ("value", i)))
+        else:
+            params.append(CParam(name, scalar_ctype(t), ("value", i)))
+    c_return: int | None = None
+    return_ctype = "void"
+    if fn.results and not fn.returns_tuple and isinstance(fn.results[0].type, ScalarType):
+        c_return = 0
+        return_ctype = scalar_ctype(fn.results[0].type)
+    for j, r in enumerate(fn.results):
+        if j == c_return:
+            continue
+        elem = r.type.elem if isinstance(r.type, VecType) else r.type
+        assert isinstance(elem, ScalarType)
+        params.append(CParam(r.name, f"{elem.c_name} *", ("result", j)))
+    return CSignature(fn.name, return_ctype, c_return, params, fn.is_static)
+
+
+def signatures(module: Module) -> dict[str, CSignature]:
+    from ..analysis.activity import written_params
+    return {fn.name: signature(fn, written_params(fn, module)) for fn in module.functions}

@@ -1,0 +1,62 @@
+"""Located diagnostics in gcc's format.
+
+    model.py:4:11: error: unknown name 'y' (use a parameter, a local or a module constant)
+        return y * 2.0
+               ^
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir.core import Loc
+
+
+@dataclass
+class Note:
+    loc: Loc
+    message: str
+
+
+class AdgenError(Exception):
+    """Bad input: reported as ``file:line:col: error: ...`` with exit code 2."""
+
+    def __init__(self, loc: Loc, message: str, notes: list[Note] | None = None) -> None:
+        super().__init__(message)
+        self.loc = loc
+        self.message = message
+        self.notes: list[Note] = notes or []
+
+
+@dataclass
+class Warning_:
+    loc: Loc
+    message: str
+
+
+@dataclass
+class Diagnostics:
+    """Warnings collected while compiling (errors are raised)."""
+
+    warnings: list[Warning_] = field(default_factory=list)
+
+    def warn(self, loc: Loc, message: str) -> None:
+        self.warnings.append(Warning_(loc, message))
+
+
+def _excerpt(loc: Loc, lines: list[str]) -> str:
+    if not (1 <= loc.line <= len(lines)):
+        return ""
+    text = lines[loc.line - 1].rstrip("\n").expandtabs(1)
+    return f"    {text}\n    {' ' * max(loc.col - 1, 0)}^\n"
+
+
+def format_message(kind: str, loc: Loc, message: str, lines: list[str]) -> str:
+    return f"{loc}: {kind}: {message}\n" + _excerpt(loc, lines)
+
+
+def format_error(err: AdgenError, lines: list[str]) -> str:
+    out = format_message("error", err.loc, err.message, lines)
+    for note in err.notes:
+        out += format_message("note", note.loc, note.message, lines)
+    return out

@@ -1,0 +1,134 @@
+"""The fence: rejects syntax outside the adgen subset before lowering.
+
+Each unsupported construct gets one located message saying what to write
+instead.  Lowering may then assume the statements and expressions it sees
+are of the supported kinds; it still checks names, types and arities.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+from libcst.metadata import PositionProvider
+
+from ..ir.core import Loc
+from .diagnostics import AdgenError
+from .signatures import is_main_guard
+
+#: node type -> (what it is, what to do instead)
+UNSUPPORTED: dict[type, str] = {
+    cst.ClassDef: "classes are not supported (write functions of scalars and arrays)",
+    cst.Lambda: "lambda is not supported (define a module-level function)",
+    cst.Try: "try/except is not supported (adgen modules raise no exceptions; use assert)",
+    cst.TryStar: "try/except is not supported (adgen modules raise no exceptions; use assert)",
+    cst.Raise: "raise is not supported (use assert)",
+    cst.With: "with is not supported (adgen modules have no context managers)",
+    cst.Global: "global is not supported (module-level names are constants; pass values as arguments)",
+    cst.Nonlocal: "nonlocal is not supported (closures are not part of the subset)",
+    cst.Yield: "yield is not supported (generators are not part of the subset; return values instead)",
+    cst.Await: "await is not supported (adgen modules are synchronous)",
+    cst.Del: "del is not supported (locals end with the function)",
+    cst.NamedExpr: "assignment expressions (:=) are not supported (assign in a statement)",
+    cst.List: "lists are not supported (use zeros(n) for an array)",
+    cst.ListComp: "list comprehensions are not supported (write a for loop over an array)",
+    cst.Dict: "dicts are not supported (only scalars and arrays)",
+    cst.DictComp: "dict comprehensions are not supported (only scalars and arrays)",
+    cst.Set: "sets are not supported (only scalars and arrays)",
+    cst.SetComp: "set comprehensions are not supported (only scalars and arrays)",
+    cst.GeneratorExp: "generator expressions are not supported (write a for loop)",
+    cst.FormattedString: "strings are not supported (only scalars and arrays)",
+    cst.ConcatenatedString: "strings are not supported (only scalars and arrays)",
+    cst.Slice: "slicing is not supported (index single elements inside a loop)",
+    cst.StarredElement: "starred expressions are not supported (pass arguments one by one)",
+    cst.Decorator: "decorators are not supported (plain module-level functions only)",
+    cst.Match: "match is not supported (use if/elif/else)",
+    cst.Ellipsis: "... is not supported (use pass)",
+    cst.Imaginary: "complex numbers are not supported (use pairs of floats)",
+}
+
+DIRECTIVE = re.compile(r"#\s*adgen\s*:")
+
+
+class Fence(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+        self.allowed_strings: set[int] = set()
+        self.depth = 0
+
+    def loc(self, node: cst.CSTNode) -> Loc:
+        pos = self.get_metadata(PositionProvider, node).start
+        return Loc(self.path, pos.line, pos.column + 1)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        message = UNSUPPORTED.get(type(node))
+        if message is not None:
+            raise AdgenError(self.loc(node), message)
+        return super().on_visit(node)
+
+    def _allow_docstring(self, body: cst.BaseSuite | cst.Module) -> None:
+        stmts = body.body
+        if stmts and isinstance(stmts[0], cst.SimpleStatementLine):
+            first = stmts[0].body[0]
+            if isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString):
+                self.allowed_strings.add(id(first.value))
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._allow_docstring(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.depth > 0:
+            raise AdgenError(self.loc(node),
+                             "nested functions are not supported (define it at module level)")
+        if node.asynchronous is not None:
+            raise AdgenError(self.loc(node), "async functions are not supported")
+        self.depth += 1
+        self._allow_docstring(node.body)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.depth -= 1
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        if node.msg is not None:
+            self.allowed_strings.add(id(node.msg))
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if id(node) not in self.allowed_strings:
+            raise AdgenError(self.loc(node), "strings are not supported (only scalars and arrays)")
+
+    def visit_If(self, node: cst.If) -> bool:
+        # `if __name__ == "__main__":` at module level runs only in CPython
+        return not (self.depth == 0 and is_main_guard(node))
+
+    def visit_For(self, node: cst.For) -> None:
+        if node.orelse is not None:
+            raise AdgenError(self.loc(node.orelse), "for/else is not supported (use a flag variable)")
+        if node.asynchronous is not None:
+            raise AdgenError(self.loc(node), "async for is not supported")
+
+    def visit_While(self, node: cst.While) -> None:
+        if node.orelse is not None:
+            raise AdgenError(self.loc(node.orelse), "while/else is not supported (use a flag variable)")
+
+    def visit_Comment(self, node: cst.Comment) -> None:
+        if DIRECTIVE.match(node.value):
+            raise AdgenError(self.loc(node),
+                             "adgen directives are not yet supported (remove the comment)")
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if node.default is not None:
+            raise AdgenError(self.loc(node.default),
+                             "default parameter values are not supported (pass every argument)")
+
+    def visit_Parameters(self, node: cst.Parameters) -> None:
+        if not isinstance(node.star_arg, cst.MaybeSentinel) and node.star_arg is not None:
+            raise AdgenError(self.loc(node.star_arg), "*args is not supported (name each parameter)")
+        if node.star_kwarg is not None:
+            raise AdgenError(self.loc(node.star_kwarg), "**kwargs is not supported (name each parameter)")
+        if node.kwonly_params or node.posonly_params:
+            bad = (node.kwonly_params or node.posonly_params)[0]
+            raise AdgenError(self.loc(bad),
+                             "keyword-only and positional-only parameters are not supported")

@@ -1,0 +1,283 @@
+"""Module-level reading: imports, constants, function signatures, annotations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..ir.core import Loc
+from ..ir.prims import CONSTANTS
+from ..ir.types import BOOL, F32, F64, I32, I64, ArrayType, ScalarType, Type
+from .diagnostics import AdgenError
+
+SCALAR_NAMES = {"f64": "f64", "float": "f64", "f32": "f32", "i64": "i64", "int": "i64",
+                "i32": "i32", "bool": "bool"}
+ADGEN_NAMES = {"Array", "f64", "f32", "i64", "i32", "zeros", "prange"}
+
+
+@dataclass
+class Options:
+    precision: str = "f64"  # what `float`/`f64` and float literals mean
+
+    @property
+    def float_type(self) -> ScalarType:
+        return F32 if self.precision == "f32" else F64
+
+
+@dataclass
+class Param:
+    name: str
+    type: Type
+    loc: Loc
+
+
+@dataclass
+class Signature:
+    name: str
+    params: list[Param]
+    results: list[Type]
+    returns_tuple: bool
+    loc: Loc
+    node: cst.FunctionDef
+
+
+@dataclass
+class Constant:
+    value: float | int | bool
+    type: ScalarType
+    loc: Loc
+
+
+@dataclass
+class ModuleScope:
+    """What module-level statements define."""
+
+    #: local alias -> "math" | "numpy"
+    modules: dict[str, str] = field(default_factory=dict)
+    #: local name -> (module, name) for `from math import sin` etc.
+    imported: dict[str, tuple[str, str]] = field(default_factory=dict)
+    constants: dict[str, Constant] = field(default_factory=dict)
+    functions: dict[str, Signature] = field(default_factory=dict)
+
+
+class ScopeReader:
+    def __init__(self, path: str, loc_of: Callable[[cst.CSTNode], Loc], options: Options) -> None:
+        self.path = path
+        self.loc_of = loc_of
+        self.options = options
+        self.scope = ModuleScope()
+
+    def error(self, node: cst.CSTNode, message: str) -> AdgenError:
+        return AdgenError(self.loc_of(node), message)
+
+    # -- module statements ---------------------------------------------------
+    def read(self, module: cst.Module) -> ModuleScope:
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef):
+                self.function(stmt)
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    self.small_statement(small)
+            elif isinstance(stmt, cst.If) and is_main_guard(stmt):
+                continue  # `if __name__ == "__main__":` runs only in CPython
+            else:
+                raise self.error(stmt, "only imports, constants and function definitions may "
+                                       "appear at module level")
+        return self.scope
+
+    def small_statement(self, small: cst.BaseSmallStatement) -> None:
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                name = _dotted(alias.name)
+                local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
+                if name == "math":
+                    self.scope.modules[local] = "math"
+                elif name == "numpy":
+                    self.scope.modules[local] = "numpy"
+                elif name in ("adgen", "adgen.lang"):
+                    continue
+                else:
+                    raise self.error(alias, f"import of '{name}' is not supported "
+                                            "(import math, numpy or names from adgen)")
+        elif isinstance(small, cst.ImportFrom):
+            mod = _dotted(small.module) if small.module else ""
+            if small.relative:
+                raise self.error(small, "relative imports are not supported")
+            if mod == "__future__":
+                return
+            if isinstance(small.names, cst.ImportStar):
+                raise self.error(small, f"'from {mod} import *' is not supported (name the imports)")
+            for alias in small.names:
+                name = _dotted(alias.name)
+                local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
+                if mod in ("adgen", "adgen.lang"):
+                    if name not in ADGEN_NAMES:
+                        raise self.error(alias, f"adgen has no name '{name}' "
+                                                f"(it provides {', '.join(sorted(ADGEN_NAMES))})")
+                    if local != name:
+                        raise self.error(alias, "renaming adgen names is not supported")
+                elif mod in ("math", "numpy"):
+                    self.scope.imported[local] = (mod, name)
+                elif mod == "typing":
+                    continue
+                else:
+                    raise self.error(small, f"import from '{mod}' is not supported "
+                                            "(import from math, numpy or adgen)")
+        elif isinstance(small, (cst.Assign, cst.AnnAssign)):
+            self.constant(small)
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
+            return  # module docstring
+        elif isinstance(small, cst.Pass):
+            return
+        else:
+            raise self.error(small, "only imports, constants and function definitions may "
+                                    "appear at module level")
+
+    def constant(self, node: cst.Assign | cst.AnnAssign) -> None:
+        if isinstance(node, cst.Assign):
+            if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+                raise self.error(node, "a module constant is one name assigned a number")
+            target = node.targets[0].target
+            value_node = node.value
+        else:
+            if not isinstance(node.target, cst.Name) or node.value is None:
+                raise self.error(node, "a module constant is one name assigned a number")
+            target = node.target
+            value_node = node.value
+        name = target.value
+        if name in self.scope.constants:
+            prev = self.scope.constants[name]
+            from .diagnostics import Note
+            raise AdgenError(self.loc_of(target), f"module constant '{name}' is assigned twice "
+                             "(module-level names must not change)",
+                             [Note(prev.loc, f"'{name}' first assigned here")])
+        value = self.const_expr(value_node)
+        if isinstance(value, bool):
+            t: ScalarType = BOOL
+        elif isinstance(value, int):
+            t = I64
+        else:
+            t = self.options.float_type
+        self.scope.constants[name] = Constant(value, t, self.loc_of(target))
+
+    def const_expr(self, node: cst.BaseExpression) -> float | int | bool:
+        """Evaluate a module constant's initialiser: numbers, names, + - * / // % **."""
+        if isinstance(node, cst.Integer):
+            return int(node.evaluated_value)
+        if isinstance(node, cst.Float):
+            return float(node.evaluated_value)
+        if isinstance(node, cst.Name):
+            if node.value in ("True", "False"):
+                return node.value == "True"
+            if node.value in self.scope.constants:
+                return self.scope.constants[node.value].value
+            if node.value in self.scope.imported and self.scope.imported[node.value] in CONSTANTS:
+                return CONSTANTS[self.scope.imported[node.value]]
+            raise self.error(node, f"unknown name '{node.value}' in a module constant "
+                                   "(constants may use numbers and earlier constants)")
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            mod = self.scope.modules.get(node.value.value)
+            if mod is not None and (mod, node.attr.value) in CONSTANTS:
+                return CONSTANTS[(mod, node.attr.value)]
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+            v = self.const_expr(node.expression)
+            return -v if isinstance(node.operator, cst.Minus) else +v
+        if isinstance(node, cst.BinaryOperation):
+            a, b = self.const_expr(node.left), self.const_expr(node.right)
+            ops = {cst.Add: lambda: a + b, cst.Subtract: lambda: a - b, cst.Multiply: lambda: a * b,
+                   cst.Divide: lambda: a / b, cst.FloorDivide: lambda: a // b,
+                   cst.Modulo: lambda: a % b, cst.Power: lambda: a ** b}
+            fn = ops.get(type(node.operator))
+            if fn is not None:
+                try:
+                    return fn()
+                except (ZeroDivisionError, OverflowError) as exc:
+                    raise self.error(node, f"cannot evaluate this constant: {exc}") from None
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            raise self.error(node, "module constants must be numeric literals or arithmetic on "
+                                   "them (compute other values inside a function)")
+        raise self.error(node, "module constants must be numeric literals or arithmetic on them")
+
+    # -- functions ------------------------------------------------------------
+    def function(self, node: cst.FunctionDef) -> None:
+        name = node.name.value
+        if name in self.scope.functions:
+            from .diagnostics import Note
+            raise AdgenError(self.loc_of(node.name), f"function '{name}' is defined twice",
+                             [Note(self.scope.functions[name].loc, "first defined here")])
+        params = []
+        for p in node.params.params:
+            if p.annotation is None:
+                raise self.error(p, f"parameter '{p.name.value}' needs a type annotation "
+                                    "(e.g. x: float or a: Array[f64])")
+            params.append(Param(p.name.value, self.annotation(p.annotation.annotation),
+                                self.loc_of(p.name)))
+        if node.returns is None:
+            raise self.error(node.name, f"function '{name}' needs a return annotation "
+                                        "(e.g. -> float, -> tuple[float, float] or -> None)")
+        results, is_tuple = self.return_annotation(node.returns.annotation)
+        self.scope.functions[name] = Signature(name, params, results, is_tuple,
+                                               self.loc_of(node.name), node)
+
+    def return_annotation(self, node: cst.BaseExpression) -> tuple[list[Type], bool]:
+        if isinstance(node, cst.Name) and node.value == "None":
+            return [], False
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) \
+                and node.value.value in ("tuple", "Tuple"):
+            types = [self.scalar_annotation(e.slice.value) for e in node.slice  # type: ignore[union-attr]
+                     if isinstance(e.slice, cst.Index)]
+            return types, True
+        t = self.annotation(node)
+        if isinstance(t, ArrayType):
+            raise self.error(node, "returning an array is not supported "
+                                   "(write into an array parameter instead)")
+        return [t], False
+
+    def scalar_annotation(self, node: cst.BaseExpression) -> ScalarType:
+        t = self.annotation(node)
+        if not isinstance(t, ScalarType):
+            raise self.error(node, "tuple returns hold scalars only")
+        return t
+
+    def annotation(self, node: cst.BaseExpression) -> Type:
+        if isinstance(node, cst.Name) and node.value in SCALAR_NAMES:
+            return self.scalar(SCALAR_NAMES[node.value])
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) \
+                and node.value.value == "Array":
+            elems = [e.slice for e in node.slice]
+            if not all(isinstance(e, cst.Index) for e in elems) or not 1 <= len(elems) <= 2:
+                raise self.error(node, "write Array[f64] or Array[f64, N] with N from 1 to 4")
+            elem = self.annotation(elems[0].value)  # type: ignore[union-attr]
+            if not isinstance(elem, ScalarType) or elem.is_bool:
+                raise self.error(elems[0], "array elements must be f64, f32, i64 or i32")
+            ndim = 1
+            if len(elems) == 2:
+                nd = elems[1].value  # type: ignore[union-attr]
+                if not isinstance(nd, cst.Integer) or not 1 <= int(nd.value) <= 4:
+                    raise self.error(nd, "the number of dimensions must be 1, 2, 3 or 4")
+                ndim = int(nd.value)
+            return ArrayType(elem, ndim)
+        raise self.error(node, "unsupported type annotation (use float, f64, f32, int, i64, i32, "
+                               "bool or Array[f64, N])")
+
+    def scalar(self, name: str) -> ScalarType:
+        return {"f64": self.options.float_type, "f32": F32, "i64": I64, "i32": I32,
+                "bool": BOOL}[name]
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return _dotted(node.value) + "." + node.attr.value
+    return "?"
+
+
+def is_main_guard(node: cst.If) -> bool:
+    t = node.test
+    return (isinstance(t, cst.Comparison) and isinstance(t.left, cst.Name)
+            and t.left.value == "__name__")
+
+

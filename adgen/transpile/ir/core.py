@@ -1,0 +1,324 @@
+"""The IR: SSA values, ops, single-block regions, functions and modules.
+
+Control flow is structured, as in MLIR's scf dialect: ``If``, ``For`` and
+``While`` own regions whose block arguments are the phi values (the
+loop-carried variables) and whose terminators (``Yield``, ``Break``,
+``Continue``, ``Condition``, ``Return``) pass values out.  Arrays are SSA
+values too (pointers); their elements are memory, read by ``Load`` and
+written by ``Store``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import ClassVar, final
+
+from .types import ArrayType, ScalarType, Type
+
+
+@dataclass(frozen=True, slots=True)
+class Loc:
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+NOWHERE = Loc("<generated>", 0, 0)
+
+
+@dataclass(eq=False, slots=True)
+class Value:
+    type: Type
+    name: str | None = None  # the source variable it came from, if any
+    #: the op that defines it, or the region whose block argument it is
+    owner: "Op | Region | None" = field(default=None, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        return f"Value({self.name or '_'}: {self.type})"
+
+
+@dataclass(eq=False, slots=True)
+class Region:
+    """One block: arguments, then ops; the last op is a terminator."""
+
+    args: list[Value] = field(default_factory=list)
+    ops: list[Op] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        for a in self.args:
+            a.owner = self
+
+    def add_arg(self, v: Value) -> Value:
+        v.owner = self
+        self.args.append(v)
+        return v
+
+    @property
+    def terminator(self) -> Op | None:
+        if self.ops and self.ops[-1].is_terminator:
+            return self.ops[-1]
+        return None
+
+
+@dataclass(eq=False, slots=True)
+class Op:
+    operands: list[Value]
+    results: list[Value]
+    loc: Loc
+    regions: list[Region] = field(default_factory=list)
+
+    is_terminator: ClassVar[bool] = False
+    #: no observable effect besides its results (may be CSE'd, removed if unused)
+    is_pure: ClassVar[bool] = False
+    mnemonic: ClassVar[str] = "op"
+
+    def __post_init__(self) -> None:
+        for r in self.results:
+            r.owner = self
+
+    @property
+    def result(self) -> Value:
+        assert len(self.results) == 1, self
+        return self.results[0]
+
+    def walk(self) -> Iterator[Op]:
+        """This op and every op nested in its regions, in program order."""
+        yield self
+        for region in self.regions:
+            for op in region.ops:
+                yield from op.walk()
+
+
+# --- scalar computation -------------------------------------------------
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Const(Op):
+    value: float | int | bool = 0
+    is_pure: ClassVar[bool] = True
+    mnemonic: ClassVar[str] = "const"
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Prim(Op):
+    """A primitive: arithmetic, comparison, logic, intrinsic (see prims.py)."""
+
+    prim: str = ""
+    is_pure: ClassVar[bool] = True
+    mnemonic: ClassVar[str] = "prim"
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Cast(Op):
+    is_pure: ClassVar[bool] = True
+    mnemonic: ClassVar[str] = "cast"
+
+
+# --- arrays --------------------------------------------------------------
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Dim(Op):
+    axis: int = 0
+    is_pure: ClassVar[bool] = True
+    mnemonic: ClassVar[str] = "dim"
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Load(Op):
+    """operands: array, *indices."""
+
+    mnemonic: ClassVar[str] = "load"
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Store(Op):
+    """operands: array, *indices, value."""
+
+    mnemonic: ClassVar[str] = "store"
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Zeros(Op):
+    """A new local array of zeros; operands: the extents."""
+
+    mnemonic: ClassVar[str] = "zeros"
+
+
+# --- calls and checks ------------------------------------------------------
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Call(Op):
+    callee: str = ""
+    mnemonic: ClassVar[str] = "call"
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Assert(Op):
+    message: str = ""
+    mnemonic: ClassVar[str] = "assert"
+
+
+# --- structured control flow -------------------------------------------
+
+
+@final
+@dataclass(eq=False, slots=True)
+class If(Op):
+    """operands: cond; regions: then, else; results: the values both yield."""
+
+    mnemonic: ClassVar[str] = "if"
+
+
+@final
+@dataclass(eq=False, slots=True)
+class For(Op):
+    """operands: start, stop, step, *inits; region body(iv, *carried)."""
+
+    mnemonic: ClassVar[str] = "for"
+
+    @property
+    def inits(self) -> list[Value]:
+        return self.operands[3:]
+
+    @property
+    def body(self) -> Region:
+        return self.regions[0]
+
+
+@final
+@dataclass(eq=False, slots=True)
+class While(Op):
+    """operands: *inits; regions: cond(*carried) -> Condition, body(*carried)."""
+
+    mnemonic: ClassVar[str] = "while"
+
+    @property
+    def inits(self) -> list[Value]:
+        return self.operands
+
+    @property
+    def body(self) -> Region:
+        return self.regions[1]
+
+
+# --- terminators ---------------------------------------------------------
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Yield(Op):
+    """End of an if branch (its results) or of a loop body (next carried)."""
+
+    is_terminator: ClassVar[bool] = True
+    mnemonic: ClassVar[str] = "yield"
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Condition(Op):
+    """End of a while's cond region: operands [cond]."""
+
+    is_terminator: ClassVar[bool] = True
+    mnemonic: ClassVar[str] = "condition"
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Break(Op):
+    """Leave the innermost loop; operands: its results."""
+
+    is_terminator: ClassVar[bool] = True
+    mnemonic: ClassVar[str] = "break"
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Continue(Op):
+    """Next iteration of the innermost loop; operands: the carried values."""
+
+    is_terminator: ClassVar[bool] = True
+    mnemonic: ClassVar[str] = "continue"
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Return(Op):
+    is_terminator: ClassVar[bool] = True
+    mnemonic: ClassVar[str] = "return"
+
+
+LOOPS = (For, While)
+
+
+# --- functions and modules -----------------------------------------------
+
+
+@dataclass(eq=False, slots=True)
+class Result:
+    """One thing a function returns: a value of the return tuple or a tangent of one."""
+
+    name: str
+    type: Type
+
+
+@dataclass(eq=False, slots=True)
+class Function:
+    name: str
+    body: Region  # body.args are the parameters, in C order
+    results: list[Result]
+    loc: Loc
+    #: the primal function this one differentiates (its own name for a primal)
+    primal: str = ""
+    mode: str = "primal"  # primal | forward | vector-forward
+    #: C parameter name of each body arg (source names, ``xd`` for tangents)
+    param_names: list[str] = field(default_factory=list)
+    #: for derivatives: which body arg / result each tangent belongs to
+    tangent_of: dict[str, str] = field(default_factory=dict)
+    returns_tuple: bool = False
+    #: a primal helper emitted as a ``static`` function in a derivative file
+    is_static: bool = False
+
+    @property
+    def params(self) -> list[Value]:
+        return self.body.args
+
+    def walk(self) -> Iterator[Op]:
+        for op in self.body.ops:
+            yield from op.walk()
+
+
+@dataclass(eq=False, slots=True)
+class Module:
+    name: str
+    path: str
+    functions: list[Function]
+    source_lines: list[str] = field(default_factory=list)
+
+    def function(self, name: str) -> Function:
+        for fn in self.functions:
+            if fn.name == name:
+                return fn
+        raise KeyError(name)
+
+
+def is_array(v: Value) -> bool:
+    return isinstance(v.type, ArrayType)
+
+
+def is_float_value(v: Value) -> bool:
+    return isinstance(v.type, ScalarType) and v.type.is_float

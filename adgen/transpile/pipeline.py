@@ -1,0 +1,204 @@
+"""The one list of passes, in order, and the drivers that run it.
+
+    module.py --frontend--> IR --simplify--> primal IR
+              --ad.forward--> tangent IR --simplify--> emit.c --> .c/.h
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .ir.core import Function, Module
+from .ir.printer import print_function
+from .ir.verifier import verify_function
+from .transforms.cse import cse
+from .transforms.dce import dce
+from .transforms.fold import fold
+
+Pass = Callable[[Function], bool]
+
+#: the simplification pipeline, run to a fixed point after lowering and after AD
+SIMPLIFY: list[tuple[str, Pass]] = [
+    ("fold", fold),
+    ("cse", cse),
+    ("dce", dce),
+]
+
+
+@dataclass
+class PassLog:
+    """What ``--dump-ir=all`` prints: the IR after each pass that changed it."""
+
+    enabled: bool = False
+    entries: list[str] = field(default_factory=list)
+
+    def record(self, stage: str, fn: Function) -> None:
+        if self.enabled:
+            self.entries.append(f"// ---- {fn.name} after {stage}\n{print_function(fn)}")
+
+
+def simplify(fn: Function, verify: bool = True, log: PassLog | None = None,
+             max_rounds: int = 10) -> None:
+    for _ in range(max_rounds):
+        changed = False
+        for name, run in SIMPLIFY:
+            if run(fn):
+                changed = True
+                if verify:
+                    verify_function(fn)
+                if log is not None:
+                    log.record(name, fn)
+        if not changed:
+            return
+
+
+def simplify_module(module: Module, verify: bool = True, log: PassLog | None = None) -> None:
+    for fn in module.functions:
+        simplify(fn, verify, log)
+
+
+# -- from source text to generated files ---------------------------------------------
+
+MODE_ORDER = ("primal", "forward", "vector-forward")
+
+
+@dataclass
+class Selection:
+    """What to differentiate: --functions, --wrt, --of (None: the defaults)."""
+
+    functions: list[str] | None = None
+    wrt: list[str] | None = None
+    of: list[str] | None = None
+
+    @staticmethod
+    def from_head(head: str) -> "Selection":
+        """Tapenade's ``f(outputs)/(inputs)``; several heads separated by spaces or ';'."""
+        import re
+        functions: list[str] = []
+        wrt: list[str] = []
+        of: list[str] = []
+        for part in re.split(r"[;\s]+(?![^()]*\))", head.strip()):
+            if not part:
+                continue
+            m = re.fullmatch(r"(\w+)(?:\(([\w,\s]*)\))?(?:/\(([\w,\s]*)\))?", part)
+            if m is None:
+                raise UsageError(f"--head: cannot read '{part}' (write f(outputs)/(inputs))")
+            functions.append(m.group(1))
+            if m.group(2):
+                of += [s.strip() for s in m.group(2).split(",") if s.strip()]
+            if m.group(3):
+                wrt += [s.strip() for s in m.group(3).split(",") if s.strip()]
+        return Selection(functions, wrt or None, of or None)
+
+
+class UsageError(Exception):
+    """A bad option value (exit code 2, no location)."""
+
+
+@dataclass
+class Transpiled:
+    module: Module  # the primal IR after simplification
+    outputs: dict[str, object]  # mode -> EmittedModule
+    ir: dict[str, Module]  # mode -> IR that was emitted
+    log: PassLog
+    warnings: list[str]
+
+
+def build_requests(module: Module, sel: Selection) -> dict[str, "Request"]:
+    from .analysis.activity import Request, written_params
+    from .ir.core import is_float_value
+
+    names = [fn.name for fn in module.functions]
+    chosen = sel.functions or names
+    for n in chosen:
+        if n not in names:
+            raise UsageError(f"no function named '{n}' in {module.name}.py "
+                             f"(it defines {', '.join(names) or 'nothing'})")
+    requests: dict[str, Request] = {}
+    seen_wrt: set[str] = set()
+    seen_of: set[str] = set()
+    for name in chosen:
+        fn = module.function(name)
+        written = written_params(fn, module)
+        floats = [i for i, p in enumerate(fn.params) if is_float_value(p) or
+                  (hasattr(p.type, "elem") and getattr(p.type, "elem").is_float)]
+        if sel.wrt is None:
+            wrt = set(floats)
+        else:
+            wrt = {i for i, n in enumerate(fn.param_names) if n in sel.wrt}
+            seen_wrt |= {fn.param_names[i] for i in wrt}
+            bad = [fn.param_names[i] for i in wrt if i not in floats]
+            if bad:
+                raise UsageError(f"--wrt: '{bad[0]}' of '{name}' is not a floating-point parameter")
+        float_results = {j for j, r in enumerate(fn.results) if str(r.type) in ("f64", "f32")}
+        float_written = {i for i in written if i in floats}
+        if sel.of is None:
+            of_results, of_arrays = float_results, float_written
+        else:
+            of_results = float_results if "return" in sel.of else set()
+            of_arrays = {i for i in float_written if fn.param_names[i] in sel.of}
+            if "return" in sel.of and float_results:
+                seen_of.add("return")
+            seen_of |= {fn.param_names[i] for i in of_arrays}
+        if not wrt or not (of_results or of_arrays):
+            if sel.functions is not None and name in sel.functions:
+                raise UsageError(f"'{name}' has no floating-point "
+                                 f"{'inputs' if not wrt else 'outputs'} to differentiate")
+            continue
+        requests[name] = Request(wrt, of_results, of_arrays)
+    for opt, given, seen in (("--wrt", sel.wrt, seen_wrt), ("--of", sel.of, seen_of)):
+        for n in given or []:
+            if n not in seen:
+                raise UsageError(f"{opt}: '{n}' is not a floating-point "
+                                 f"{'parameter' if opt == '--wrt' else 'output (return or a written array)'}"
+                                 f" of {', '.join(chosen)}")
+    return requests
+
+
+def transpile_source(path: str, source: str, modes: list[str], sel: Selection | None = None,
+                     precision: str = "f64", debug: bool = False, dump_all: bool = False,
+                     command: str = "") -> Transpiled:
+    from .ad.forward import differentiate
+    from .analysis.activity import analyze
+    from .emit.c import EmitOptions
+    from .emit.module import emit_module
+    from .frontend.diagnostics import Diagnostics
+    from .frontend.parse import parse_module
+    from .frontend.signatures import Options
+    from .ir.verifier import verify_module
+
+    sel = sel or Selection()
+    diags = Diagnostics()
+    module = parse_module(path, source, Options(precision=precision), diags)
+    verify_module(module)
+    log = PassLog(enabled=dump_all)
+    if dump_all:
+        for fn in module.functions:
+            log.record("lower", fn)
+    simplify_module(module, log=log)
+    import os
+    options = EmitOptions(bounds_checks=debug, source_name=os.path.basename(path))
+    outputs: dict[str, object] = {}
+    irs: dict[str, Module] = {}
+    requests = None
+    for mode in sorted(set(modes), key=MODE_ORDER.index):
+        if mode == "primal":
+            target = module
+        else:
+            if requests is None:
+                requests = build_requests(module, sel)
+                if not requests:
+                    raise UsageError(f"nothing to differentiate in {module.name}.py: no function "
+                                     "has floating-point inputs and outputs")
+            activity = analyze(module, requests)
+            target = differentiate(module, activity, vector=(mode == "vector-forward"))
+            verify_module(target)
+            if dump_all:
+                for fn in target.functions:
+                    log.record("ad." + mode, fn)
+            simplify_module(target, log=log)
+        irs[mode] = target
+        outputs[mode] = emit_module(target, mode, options, command)
+    warnings = [f"{w.loc}: warning: {w.message}" for w in diags.warnings]
+    return Transpiled(module, outputs, irs, log, warnings)

@@ -1,0 +1,167 @@
+"""Dead-code elimination, including dead results and carried values of if/loops.
+
+    %s.1, %t.1 = for ... iter(%s = %a, %t = %b) {     %s.1 = for ... iter(%s = %a) {
+      %t.2 = mul %t, %t                                   ...
+      yield %s.2, %t.2                            ==>     yield %s.2
+    }                                                   }
+    return %s.1                                         return %s.1
+
+Liveness starts from effects (stores, calls, asserts, returns, breaks,
+continues) and flows backwards through operands; a carried slot is live when
+its result or its block argument is; a dead slot is removed from the loop's
+inits, block arguments, results and every yield/break/continue.
+"""
+
+from __future__ import annotations
+
+from ..ir.core import (
+    Assert, Break, Call, Condition, Continue, For, Function, If, Op, Region, Return, Store,
+    Value, While, Yield,
+)
+from ..ir.walk import Structure, structure
+
+EFFECTS = (Store, Call, Assert, Return, Break, Continue)
+
+
+class Liveness:
+    def __init__(self, fn: Function) -> None:
+        self.fn = fn
+        self.s: Structure = structure(fn)
+        self.live_ops: set[int] = set()
+        self.live_values: set[int] = set()
+        self.live_slots: set[tuple[int, int]] = set()  # (id(op), slot)
+        self.work: list[Value] = []
+        # terminators that feed each structured op
+        self.feeders: dict[int, list[Op]] = {}
+        for op in fn.walk():
+            if isinstance(op, (Yield, Condition)):
+                parent = self.parent(op)
+                if parent is not None:
+                    self.feeders.setdefault(id(parent), []).append(op)
+            elif isinstance(op, (Break, Continue)):
+                loop = self.s.loop_of.get(id(op))
+                if loop is not None:
+                    self.feeders.setdefault(id(loop), []).append(op)
+
+    def parent(self, op: Op) -> Op | None:
+        r = self.s.region_of_op.get(id(op))
+        return self.s.parent_of_region.get(id(r)) if r is not None else None
+
+    def mark_op(self, op: Op) -> None:
+        if id(op) in self.live_ops:
+            return
+        self.live_ops.add(id(op))
+        parent = self.parent(op)
+        if parent is not None:
+            self.mark_op(parent)
+        if isinstance(op, If):
+            self.work.append(op.operands[0])
+        elif isinstance(op, For):
+            self.work.extend(op.operands[:3])
+        elif isinstance(op, While):
+            cond = op.regions[0].terminator
+            assert cond is not None
+            self.mark_op(cond)
+            self.work.append(cond.operands[0])
+        elif isinstance(op, (Yield, Break, Continue, Condition)):
+            pass  # operands are live per slot
+        else:
+            self.work.extend(op.operands)
+
+    def mark_slot(self, op: Op, j: int) -> None:
+        key = (id(op), j)
+        if key in self.live_slots:
+            return
+        self.live_slots.add(key)
+        self.mark_op(op)
+        if isinstance(op, If):
+            for t in self.feeders.get(id(op), []):
+                if isinstance(t, Yield):
+                    self.work.append(t.operands[j])
+            return
+        inits = op.operands[3:] if isinstance(op, For) else op.operands
+        self.work.append(inits[j])
+        for t in self.feeders.get(id(op), []):
+            if isinstance(t, (Yield, Break, Continue)):
+                self.mark_op(t)
+                self.work.append(t.operands[j])
+        if isinstance(op, For):
+            self.live_values.add(id(op.body.args[j + 1]))
+        else:
+            for r in op.regions:
+                self.live_values.add(id(r.args[j]))
+
+    def mark_value(self, v: Value) -> None:
+        owner = v.owner
+        if isinstance(owner, Region):
+            parent = self.s.parent_of_region.get(id(owner))
+            if parent is None:
+                return  # a function parameter
+            j = owner.args.index(v)
+            if isinstance(parent, For):
+                if j == 0:
+                    self.mark_op(parent)
+                else:
+                    self.mark_slot(parent, j - 1)
+            else:
+                self.mark_slot(parent, j)
+        elif isinstance(owner, (If, For, While)):
+            self.mark_slot(owner, owner.results.index(v))
+        elif owner is not None:
+            self.mark_op(owner)
+
+    def run(self) -> None:
+        for op in self.fn.walk():
+            if isinstance(op, EFFECTS):
+                self.mark_op(op)
+        while self.work:
+            v = self.work.pop()
+            if id(v) in self.live_values:
+                continue
+            self.live_values.add(id(v))
+            self.mark_value(v)
+
+
+def dce(fn: Function) -> bool:
+    live = Liveness(fn)
+    live.run()
+    changed = False
+
+    def keep(op: Op, j: int) -> bool:
+        return (id(op), j) in live.live_slots
+
+    def sweep(region: Region) -> None:
+        nonlocal changed
+        out = []
+        for op in region.ops:
+            if id(op) not in live.live_ops and not op.is_terminator:
+                changed = True
+                continue
+            if isinstance(op, (If, For, While)):
+                slots = [j for j in range(len(op.results)) if keep(op, j)]
+                if len(slots) != len(op.results):
+                    changed = True
+                    _drop_slots(op, slots, live)
+            for sub in op.regions:
+                sweep(sub)
+            out.append(op)
+        region.ops = out
+
+    sweep(fn.body)
+    return changed
+
+
+def _drop_slots(op: Op, slots: list[int], live: Liveness) -> None:
+    feeders = live.feeders.get(id(op), [])
+    for t in feeders:
+        if isinstance(t, (Yield, Break, Continue)):
+            t.operands = [t.operands[j] for j in slots]
+    op.results = [op.results[j] for j in slots]
+    if isinstance(op, For):
+        op.operands = op.operands[:3] + [op.operands[3 + j] for j in slots]
+        body = op.body
+        body.args = [body.args[0]] + [body.args[1 + j] for j in slots]
+    elif isinstance(op, While):
+        op.operands = [op.operands[j] for j in slots]
+        for r in op.regions:
+            r.args = [r.args[j] for j in slots]

@@ -1,0 +1,142 @@
+"""Constant folding and the algebraic identities that are exact in IEEE arithmetic.
+
+    %a = const 2.0            %c = const 6.0
+    %b = const 3.0     ==>    %y = mul %x, %c
+    %c = mul %a, %b
+    %y = mul %x, %c
+
+Also ``x * 1 -> x``, ``x + 0 -> x`` (integers), casts of constants, and an
+``if`` on a constant condition becomes its taken branch.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..ir.core import Cast, Const, Function, If, Op, Prim, Region, Value, Yield
+from ..ir.prims import PRIMS
+from ..ir.types import ScalarType, VecType
+from ..ir.walk import substitute
+
+INT64 = (-(2**63), 2**63 - 1)
+
+
+def _const(v: Value) -> float | int | bool | None:
+    return v.owner.value if isinstance(v.owner, Const) else None
+
+
+def _fold_prim(op: Prim) -> float | int | bool | None:
+    p = PRIMS[op.prim]
+    t = op.result.type
+    if p.fold is None or not isinstance(t, ScalarType) or t.name == "f32":
+        return None
+    args = [_const(v) for v in op.operands]
+    if any(a is None for a in args):
+        return None
+    if any(isinstance(v.type, ScalarType) and v.type.name in ("f32", "i32") for v in op.operands):
+        return None
+    try:
+        r = p.fold(*args)
+    except (ArithmeticError, ValueError):
+        return None
+    if t.is_float:
+        r = float(r)
+        if math.isnan(r):
+            return None
+    elif t.is_int:
+        if isinstance(r, float) or not INT64[0] <= int(r) <= INT64[1]:
+            return None
+        r = int(r)
+    else:
+        r = bool(r)
+    return r
+
+
+def _identity(op: Prim) -> Value | None:
+    """``x * 1``, ``1 * x``, ``x + 0`` for integers, ``x - 0``, ``select`` on equal arms."""
+    if op.prim == "select" and op.operands[1] is op.operands[2]:
+        return op.operands[1]
+    if len(op.operands) != 2:
+        return None
+    a, b = op.operands
+    ca, cb = _const(a), _const(b)
+    same = a.type == b.type == op.result.type
+    if not same:
+        return None
+    if op.prim == "mul":
+        if cb == 1 and not isinstance(cb, bool):
+            return a
+        if ca == 1 and not isinstance(ca, bool):
+            return b
+    if op.prim in ("add", "sub") and cb == 0 and not isinstance(cb, bool):
+        return a
+    if op.prim == "add" and ca == 0 and not isinstance(ca, bool):
+        return b
+    return None
+
+
+def fold(fn: Function) -> bool:
+    subst: dict[int, Value] = {}
+    changed = False
+
+    def resolve(v: Value) -> Value:
+        while id(v) in subst:
+            v = subst[id(v)]
+        return v
+
+    def region(r: Region) -> None:
+        nonlocal changed
+        out: list[Op] = []
+        ops = list(r.ops)
+        i = 0
+        while i < len(ops):
+            op = ops[i]
+            i += 1
+            op.operands = [resolve(v) for v in op.operands]
+            if isinstance(op, Prim) and not isinstance(op.result.type, VecType):
+                value = _fold_prim(op)
+                if value is not None:
+                    new = Const([], [Value(op.result.type, op.result.name)], op.loc, value=value)
+                    subst[id(op.result)] = new.result
+                    out.append(new)
+                    changed = True
+                    continue
+                same = _identity(op)
+                if same is not None:
+                    subst[id(op.result)] = same
+                    changed = True
+                    continue
+            if isinstance(op, Cast):
+                c = _const(op.operands[0])
+                t = op.result.type
+                if c is not None and isinstance(t, ScalarType) and t.name in ("f64", "i64"):
+                    value = float(c) if t.is_float else int(c)
+                    new = Const([], [Value(t, op.result.name)], op.loc, value=value)
+                    subst[id(op.result)] = new.result
+                    out.append(new)
+                    changed = True
+                    continue
+            if isinstance(op, If):
+                c = _const(op.operands[0])
+                if isinstance(c, bool):
+                    taken = op.regions[0] if c else op.regions[1]
+                    for inner in taken.ops:
+                        inner.operands = [resolve(v) for v in inner.operands]
+                    term = taken.ops[-1] if taken.ops else None
+                    body = taken.ops[:-1] if isinstance(term, Yield) else taken.ops
+                    if isinstance(term, Yield):
+                        for res, v in zip(op.results, term.operands, strict=True):
+                            subst[id(res)] = v
+                    ops[i:i] = body
+                    changed = True
+                    if not isinstance(term, Yield):
+                        del ops[i + len(body):]
+                    continue
+            for sub in op.regions:
+                region(sub)
+            out.append(op)
+        r.ops = out
+
+    region(fn.body)
+    substitute(fn, subst)
+    return changed
