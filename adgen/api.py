@@ -1,0 +1,146 @@
+"""The Python API: ``adgen.transpile``, ``adgen.load``, ``adgen.check``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from .binding import AdgenFunction, _Call
+from .build import DEBUG_CFLAGS, DEFAULT_CFLAGS, Unit, build
+from .transpile.analysis.activity import written_params
+from .transpile.emit.module import EmittedModule
+from .transpile.frontend.diagnostics import AdgenError, format_error
+from .transpile.pipeline import Selection, Transpiled, UsageError, transpile_source
+
+SUPPORTED_MODES = ("primal", "forward", "vector-forward")
+PLANNED_MODES = ("reverse", "vector-reverse", "hvp")
+
+
+class LoadError(Exception):
+    """Bad input to ``adgen.load``; the message is the located diagnostic."""
+
+
+def check_modes(modes: Iterable[str]) -> list[str]:
+    out = []
+    for m in modes:
+        if m in PLANNED_MODES:
+            raise UsageError(f"mode '{m}' is not supported yet (available: "
+                             f"{', '.join(SUPPORTED_MODES)})")
+        if m not in SUPPORTED_MODES:
+            raise UsageError(f"unknown mode '{m}' (choose from {', '.join(SUPPORTED_MODES)})")
+        out.append(m)
+    return out
+
+
+def _selection(functions: Sequence[str] | None, wrt: Sequence[str] | None,
+               of: Sequence[str] | None, head: str | None) -> Selection:
+    if head is not None:
+        sel = Selection.from_head(head)
+        return Selection(functions or sel.functions, list(wrt) if wrt else sel.wrt,
+                         list(of) if of else sel.of)
+    return Selection(list(functions) if functions else None, list(wrt) if wrt else None,
+                     list(of) if of else None)
+
+
+def transpile(path: str, modes: Sequence[str] = ("primal", "forward"), *,
+              functions: Sequence[str] | None = None, wrt: Sequence[str] | None = None,
+              of: Sequence[str] | None = None, head: str | None = None,
+              precision: str = "f64", debug: bool = False, target: str = "c",
+              command: str = "") -> Transpiled:
+    """Generate C for ``path``; raises ``AdgenError`` (located) or ``UsageError``."""
+    if target != "c":
+        raise UsageError(f"target '{target}' is not supported yet (only 'c')")
+    if precision not in ("f64", "f32"):
+        raise UsageError(f"precision must be f64 or f32, got '{precision}'")
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    return transpile_source(path, source, check_modes(modes), _selection(functions, wrt, of, head),
+                            precision=precision, debug=debug, command=command)
+
+
+@dataclass
+class AdgenModule:
+    """What ``adgen.load`` returns: one attribute per module function, plus the raw C."""
+
+    path: str
+    lib: Any
+    ffi: Any
+    functions: dict[str, AdgenFunction]
+    transpiled: Transpiled
+
+    def __getattr__(self, name: str) -> Any:
+        functions = self.__dict__.get("functions", {})
+        if name in functions:
+            return functions[name]
+        lib = self.__dict__.get("lib")
+        if lib is not None and hasattr(lib, name):
+            return getattr(lib, name)
+        raise AttributeError(f"module {os.path.basename(self.__dict__.get('path', '?'))} has no "
+                             f"function '{name}'")
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self.functions))
+
+
+def load(path: str, modes: Sequence[str] = ("primal", "forward"), target: str = "c", *,
+         wrt: Sequence[str] | None = None, of: Sequence[str] | None = None,
+         functions: Sequence[str] | None = None, head: str | None = None,
+         precision: str = "f64", debug: bool = False,
+         cflags: Sequence[str] | None = None) -> AdgenModule:
+    """Transpile, build (cached) and bind ``path``; returns its functions."""
+    modes = list(dict.fromkeys(["primal", *modes]))
+    try:
+        t = transpile(path, modes, functions=functions, wrt=wrt, of=of, head=head,
+                      precision=precision, debug=debug, target=target)
+    except AdgenError as err:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        raise LoadError(format_error(err, lines).rstrip()) from None
+    flags = tuple(cflags) if cflags is not None else (DEBUG_CFLAGS if debug else DEFAULT_CFLAGS)
+    return bind(t, path, flags)
+
+
+def unit_of(t: Transpiled) -> Unit:
+    files: dict[str, str] = {}
+    cdef = ""
+    for emitted in t.outputs.values():
+        assert isinstance(emitted, EmittedModule)
+        files[emitted.source.name] = emitted.source.text
+        files[emitted.header.name] = emitted.header.text
+        cdef += emitted.cdef
+    return Unit(files, cdef)
+
+
+def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> AdgenModule:
+    ext: ModuleType = build(t.module.name, unit_of(t), cflags)
+    lib, ffi = ext.lib, ext.ffi  # type: ignore[attr-defined]
+    calls: dict[str, dict[str, _Call]] = {}
+    for mode, emitted in t.outputs.items():
+        assert isinstance(emitted, EmittedModule)
+        ir = t.ir[mode]
+        for fn in ir.functions:
+            if fn.is_static:
+                continue
+            written = {fn.param_names[i] for i in written_params(fn, ir)}
+            calls.setdefault(fn.primal, {})[mode] = _Call(fn, emitted.signatures[fn.name], lib, ffi,
+                                                         written)
+    functions = {}
+    for name, by_mode in calls.items():
+        if "primal" not in by_mode:
+            continue
+        functions[name] = AdgenFunction(name, by_mode["primal"], by_mode.get("forward"),
+                                        by_mode.get("vector-forward"))
+    return AdgenModule(path, lib, ffi, functions, t)
+
+
+def check(path: str, modes: Sequence[str] = ("forward", "vector-forward"), *,
+          args: dict[str, Sequence[Any]] | None = None, seed: int = 0, **options: Any) -> Any:
+    """Validate the generated code of ``path`` (DESIGN.md section 9); returns a report."""
+    from .check import run_checks
+    return run_checks(path, modes, args=args, seed=seed, **options)
+
+
+__all__ = ["AdgenError", "AdgenModule", "LoadError", "UsageError", "check", "load", "transpile"]

@@ -1,0 +1,242 @@
+"""Python callables over the compiled C: argument checks, NumPy arrays, results.
+
+Arrays pass without copies: the C function gets a pointer into the NumPy
+buffer.  Before the call every argument is checked (dtype, number of
+dimensions, C-contiguity, writability of arrays the function writes, shapes
+of tangents, overlap of a written array with another argument) and a bad
+one raises ``TypeError``/``ValueError`` naming it, never a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .transpile.emit.signature import CSignature
+from .transpile.ir.core import Function
+from .transpile.ir.types import ArrayType, ScalarType, Type, VecType
+
+NP_DTYPES = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "i32": np.int32}
+
+
+class _Call:
+    """Marshals one call of one generated C function."""
+
+    def __init__(self, fn: Function, sig: CSignature, lib: Any, ffi: Any, written: set[str]) -> None:
+        self.fn = fn
+        self.sig = sig
+        self.cfunc = getattr(lib, sig.name)
+        self.ffi = ffi
+        self.written = written  # names of array parameters the function writes
+
+    def __call__(self, values: dict[str, Any], nbdirs: int | None = None) -> tuple[Any, dict[str, Any]]:
+        """``values``: C parameter name -> Python value.  Returns (C return, out results)."""
+        fn, ffi = self.fn, self.ffi
+        args: list[Any] = []
+        outs: dict[str, Any] = {}
+        arrays: dict[str, np.ndarray] = {}
+        for p in self.sig.params:
+            kind = p.source[0]
+            if kind == "value":
+                i = p.source[1]
+                v = fn.params[i]
+                name = fn.param_names[i]
+                if name == "nbdirs" and nbdirs is not None:
+                    args.append(nbdirs)
+                    continue
+                t = v.type
+                if isinstance(t, ArrayType):
+                    arr = values[name]
+                    arrays[name] = arr
+                    args.append(ffi.cast(p.ctype.replace("const ", ""), arr.ctypes.data))
+                elif isinstance(t, VecType):
+                    arr = values[name]
+                    arrays[name] = arr
+                    args.append(ffi.cast(p.ctype.replace("const ", ""), arr.ctypes.data))
+                else:
+                    args.append(values[name])
+            elif kind == "shape":
+                i, axis = p.source[1], p.source[2]  # type: ignore[misc]
+                args.append(arrays[fn.param_names[i]].shape[axis])
+            else:
+                r = fn.results[p.source[1]]
+                elem = r.type.elem if isinstance(r.type, VecType) else r.type
+                assert isinstance(elem, ScalarType)
+                count = nbdirs if isinstance(r.type, VecType) else 1
+                buf = ffi.new(f"{elem.c_name}[]", max(count or 1, 1))
+                outs[r.name] = (buf, count, isinstance(r.type, VecType))
+                args.append(buf)
+        ret = self.cfunc(*args)
+        results: dict[str, Any] = {}
+        for name, (buf, count, vec) in outs.items():
+            results[name] = np.array(ffi.unpack(buf, count)) if vec else buf[0]
+        return ret, results
+
+
+def check_array(name: str, value: Any, t: ArrayType, writable: bool, what: str = "argument",
+                shape: tuple[int, ...] | None = None) -> np.ndarray:
+    dtype = NP_DTYPES[t.elem.name]
+    ndim = t.ndim + (1 if t.vector else 0)
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{what} '{name}' must be a NumPy array of {np.dtype(dtype).name}, "
+                        f"got {type(value).__name__}")
+    if value.dtype != dtype:
+        raise TypeError(f"{what} '{name}' must have dtype {np.dtype(dtype).name}, got {value.dtype}")
+    if value.ndim != ndim:
+        raise ValueError(f"{what} '{name}' must have {ndim} dimension(s), got {value.ndim}")
+    if not value.flags.c_contiguous:
+        raise ValueError(f"{what} '{name}' must be C-contiguous (use numpy.ascontiguousarray)")
+    if writable and not value.flags.writeable:
+        raise ValueError(f"{what} '{name}' is written by the function but is read-only")
+    if shape is not None and value.shape != shape:
+        raise ValueError(f"{what} '{name}' must have shape {shape}, got {value.shape}")
+    return value
+
+
+def check_scalar(name: str, value: Any, t: Type, what: str = "argument") -> Any:
+    assert isinstance(t, ScalarType)
+    if t.is_bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{what} '{name}' must be a bool, got {type(value).__name__}")
+        return bool(value)
+    if t.is_int:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{what} '{name}' must be an int, got {type(value).__name__}")
+        return int(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                     np.floating)):
+        raise TypeError(f"{what} '{name}' must be a float, got {type(value).__name__}")
+    return float(value)
+
+
+def check_overlap(arrays: dict[str, np.ndarray], written: set[str]) -> None:
+    names = list(arrays)
+    for a_i, a in enumerate(names):
+        for b in names[a_i + 1:]:
+            if (a in written or b in written) and np.may_share_memory(arrays[a], arrays[b]):
+                w = a if a in written else b
+                raise ValueError(f"arrays '{a}' and '{b}' overlap and '{w}' is written by the "
+                                 "function (pass separate arrays)")
+
+
+class AdgenFunction:
+    """A module function: call it for the primal, ``.jvp`` for tangents."""
+
+    def __init__(self, name: str, primal: _Call, forward: _Call | None,
+                 vector: _Call | None) -> None:
+        self.__name__ = name
+        self.name = name
+        self._primal = primal
+        self._forward = forward
+        self._vector = vector
+        fn = primal.fn
+        self.param_names = list(fn.param_names)
+        self.param_types = [p.type for p in fn.params]
+
+    def __repr__(self) -> str:
+        return f"<adgen function {self.name}({', '.join(self.param_names)})>"
+
+    def _values(self, args: Sequence[Any], written: set[str]) -> dict[str, Any]:
+        if len(args) != len(self.param_names):
+            raise TypeError(f"{self.name}() takes {len(self.param_names)} argument(s) "
+                            f"({', '.join(self.param_names)}), got {len(args)}")
+        values: dict[str, Any] = {}
+        arrays: dict[str, np.ndarray] = {}
+        for name, t, a in zip(self.param_names, self.param_types, args, strict=True):
+            if isinstance(t, ArrayType):
+                values[name] = arrays[name] = check_array(name, a, t, name in written)
+            else:
+                values[name] = check_scalar(name, a, t)
+        check_overlap(arrays, written)
+        return values
+
+    def _package(self, ret: Any, outs: dict[str, Any], call: _Call) -> Any:
+        fn = call.fn
+        if call.sig.c_return is not None:
+            outs = {fn.results[call.sig.c_return].name: ret, **outs}
+        primal = [outs[r.name] for r in self._primal.fn.results]
+        if not primal:
+            return None
+        return tuple(primal) if self._primal.fn.returns_tuple else primal[0]
+
+    def __call__(self, *args: Any) -> Any:
+        values = self._values(args, self._primal.written)
+        ret, outs = self._primal(values)
+        return self._package(ret, outs, self._primal)
+
+    def _tangent_call(self, call: _Call | None, args: Sequence[Any], tangents: Sequence[Any],
+                      nbdirs: int | None) -> tuple[Any, Any]:
+        if call is None:
+            mode = "vector-forward" if nbdirs is not None else "forward"
+            raise RuntimeError(f"{self.name}: load the module with modes including '{mode}'")
+        if len(tangents) != len(self.param_names):
+            raise TypeError(f"{self.name}: give one tangent per argument ({len(self.param_names)}), "
+                            f"None where not differentiated; got {len(tangents)}")
+        values = self._values(args, call.written)
+        fn = call.fn
+        active = {fn.tangent_of[n] for n in fn.param_names if n in fn.tangent_of}
+        written_tangents: dict[str, np.ndarray] = {}
+        for name, t, tan in zip(self.param_names, self.param_types, tangents, strict=True):
+            if name not in active:
+                if tan is not None:
+                    raise ValueError(f"{self.name}: argument '{name}' is not differentiated "
+                                     "(not a float, or outside --wrt); pass None as its tangent")
+                continue
+            tname = name + "d"
+            if isinstance(t, ArrayType):
+                tt = ArrayType(t.elem, t.ndim, vector=nbdirs is not None)
+                shape = values[name].shape + ((nbdirs,) if nbdirs is not None else ())
+                if tan is None:
+                    tan = np.zeros(shape, dtype=NP_DTYPES[t.elem.name])
+                elif name in call.written:
+                    tan = check_array(tname, tan, tt, True, "tangent", shape)
+                else:
+                    tan = np.ascontiguousarray(tan, dtype=NP_DTYPES[t.elem.name])
+                    if tan.shape != shape:
+                        raise ValueError(f"tangent of '{name}' must have shape {shape}, "
+                                         f"got {tan.shape}")
+                written_tangents[name] = tan
+                values[tname] = tan
+            elif nbdirs is not None:
+                dtype = NP_DTYPES[t.name if isinstance(t, ScalarType) else "f64"]
+                tan = np.zeros(nbdirs, dtype=dtype) if tan is None else \
+                    np.ascontiguousarray(tan, dtype=dtype)
+                if tan.shape != (nbdirs,):
+                    raise ValueError(f"tangent of '{name}' must have shape ({nbdirs},), "
+                                     f"got {tan.shape}")
+                values[tname] = tan
+            else:
+                values[tname] = 0.0 if tan is None else check_scalar(tname, tan, t, "tangent")
+        check_overlap({k: v for k, v in values.items() if isinstance(v, np.ndarray)},
+                      call.written | {n + "d" for n in call.written})
+        ret, outs = call(values, nbdirs)
+        value = self._package(ret, outs, call)
+        primal_results = self._primal.fn.results
+        tangent_results = []
+        for r in primal_results:
+            tname = "retd" if r.name == "return" else r.name + "d"
+            if tname in outs:
+                tangent_results.append(outs[tname])
+            else:
+                tangent_results.append(None)
+        if not primal_results:
+            return value, None
+        tangent = tuple(tangent_results) if self._primal.fn.returns_tuple else tangent_results[0]
+        return value, tangent
+
+    def jvp(self, args: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+        """``(value, tangent of the value)``; tangents of written arrays are updated in place."""
+        return self._tangent_call(self._forward, args, tangents, None)
+
+    def jvp_vec(self, args: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+        """Many directions in one sweep: every tangent has a trailing axis of directions."""
+        nbdirs = None
+        for t, tan in zip(self.param_types, tangents, strict=False):
+            if tan is not None:
+                nbdirs = int(np.shape(tan)[-1])
+                break
+        if nbdirs is None:
+            raise ValueError(f"{self.name}.jvp_vec: at least one tangent must be given")
+        return self._tangent_call(self._vector, args, tangents, nbdirs)

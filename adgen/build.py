@@ -1,0 +1,141 @@
+"""Compile generated C with gcc into a cffi (API mode) extension, cached.
+
+The cache key is a hash of every generated file, the cdef, the compiler
+flags, the compiler's version, the Python version and adgen's version, so a
+repeated build of the same module is a directory lookup.  A build happens
+in a temporary directory that is renamed into place when complete, so
+concurrent builds never see half-written files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import importlib.util
+import io
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from types import ModuleType
+
+from . import __version__
+
+DEFAULT_CFLAGS = ("-O3",)
+DEBUG_CFLAGS = ("-O0", "-g", "-DADGEN_DEBUG")
+
+
+class BuildError(Exception):
+    """The C compiler rejected generated code (a bug in adgen, or bad flags)."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One generated translation unit: file name -> text, plus its cffi declarations."""
+
+    files: dict[str, str]
+    cdef: str
+
+
+def runtime_header() -> str:
+    return resources.files("adgen").joinpath("runtime_c", "adgen_runtime.h").read_text()
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_version(cc: str = "gcc") -> str:
+    try:
+        out = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False)
+        return out.stdout.splitlines()[0] if out.stdout else cc
+    except OSError:
+        return cc
+
+
+def cache_root() -> Path:
+    env = os.environ.get("ADGEN_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "adgen"
+
+
+def _key(name: str, unit: Unit, cflags: tuple[str, ...]) -> str:
+    h = hashlib.sha256()
+    for part in (name, unit.cdef, repr(cflags), compiler_version(), sys.version, __version__,
+                 runtime_header(), *[f"{k}\0{v}" for k, v in sorted(unit.files.items())]):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def build(name: str, unit: Unit, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> ModuleType:
+    """Build (or find in the cache) and import the extension for ``unit``."""
+    key = _key(name, unit, cflags)
+    modname = f"_adgen_{name}_{key}"
+    if modname in sys.modules:
+        return sys.modules[modname]
+    target = cache_root() / key
+    lib = _find_extension(target, modname)
+    if lib is None:
+        _compile(target, modname, unit, cflags)
+        lib = _find_extension(target, modname)
+        if lib is None:
+            raise BuildError(f"the build in {target} produced no extension module")
+    spec = importlib.util.spec_from_file_location(modname, lib)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    sys.modules[modname] = mod
+    return mod
+
+
+def extension_path(name: str, unit: Unit, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> Path:
+    key = _key(name, unit, cflags)
+    path = _find_extension(cache_root() / key, f"_adgen_{name}_{key}")
+    assert path is not None
+    return path
+
+
+def _find_extension(target: Path, modname: str) -> Path | None:
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    path = target / (modname + suffix)
+    return path if path.exists() else None
+
+
+def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...]) -> None:
+    import cffi
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
+    try:
+        files = dict(unit.files)
+        files["adgen_runtime.h"] = runtime_header()
+        for fname, text in files.items():
+            (tmp / fname).write_text(text)
+        sources = [str(tmp / f) for f in sorted(files) if f.endswith(".c")]
+        headers = "".join(f'#include "{f}"\n' for f in sorted(files) if f.endswith(".h")
+                          and f != "adgen_runtime.h")
+        ffi = cffi.FFI()
+        ffi.cdef(unit.cdef)
+        ffi.set_source(modname, headers, sources=sources, include_dirs=[str(tmp)],
+                       extra_compile_args=list(cflags), libraries=["m"])
+        log = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                ffi.compile(tmpdir=str(tmp), verbose=False)
+        except Exception as exc:  # distutils raises its own error types
+            raise BuildError(f"compiling the generated C failed:\n{log.getvalue()}\n{exc}") from None
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            if not target.exists():
+                raise
+            # another process finished the same build first; its result is identical
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)

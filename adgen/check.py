@@ -1,0 +1,260 @@
+"""Validation (DESIGN.md section 9): the generated code against independent references.
+
+For each function, on random inputs:
+- primal: the compiled function against CPython running the same module;
+- forward: the tangent against central finite differences of the compiled primal;
+- vector-forward: the vector tangent against scalar tangents, direction by direction.
+
+Inputs are random: floats in [0.5, 1.5] (inside the domain of log, sqrt...),
+arrays of extent 4 per axis, integers 3, booleans True.  Pass ``args`` to
+check a function at inputs of your own.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .api import bind, transpile
+from .binding import NP_DTYPES, AdgenFunction
+from .build import DEBUG_CFLAGS, DEFAULT_CFLAGS
+from .transpile.ir.types import ArrayType, ScalarType, Type
+
+ARRAY_EXTENT = 4
+INT_VALUE = 3
+FD_STEP = 1e-6
+TOLERANCE = {"primal": 1e-13, "forward": 1e-6, "vector-forward": 1e-12}
+TOLERANCE_F32 = {"primal": 1e-5, "forward": 1e-2, "vector-forward": 1e-5}
+
+
+@dataclass
+class CheckRow:
+    function: str
+    check: str
+    error: float
+    tolerance: float
+    note: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return bool(np.isfinite(self.error)) and self.error <= self.tolerance
+
+
+@dataclass
+class CheckReport:
+    path: str
+    rows: list[CheckRow] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.rows)
+
+    def table(self) -> str:
+        head = ("function", "check", "rel. error", "tolerance", "result")
+        lines = [(r.function, r.check, f"{r.error:.2e}", f"{r.tolerance:.0e}",
+                  ("ok" if r.ok else "FAIL") + (f" ({r.note})" if r.note else "")) for r in self.rows]
+        widths = [max(len(x[i]) for x in [head, *lines]) for i in range(len(head))]
+        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+        out = [fmt.format(*head), fmt.format(*["-" * w for w in widths])]
+        out += [fmt.format(*x) for x in lines]
+        out.append(f"{sum(r.ok for r in self.rows)} passed, {sum(not r.ok for r in self.rows)} failed")
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def random_value(t: Type, rng: np.random.Generator) -> Any:
+    if isinstance(t, ArrayType):
+        shape = (ARRAY_EXTENT,) * t.ndim
+        if t.elem.is_float:
+            return rng.uniform(0.5, 1.5, shape).astype(NP_DTYPES[t.elem.name])
+        return np.full(shape, INT_VALUE, dtype=NP_DTYPES[t.elem.name])
+    assert isinstance(t, ScalarType)
+    if t.is_float:
+        return float(rng.uniform(0.5, 1.5))
+    if t.is_int:
+        return INT_VALUE
+    return True
+
+
+def copy_args(args: Sequence[Any]) -> list[Any]:
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def rel_error(a: Any, b: Any) -> float:
+    """max |a - b| / max |b| over everything the function produced (0 where both agree)."""
+    xa = np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in a]) if a else np.zeros(0)
+    xb = np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in b]) if b else np.zeros(0)
+    if xa.shape != xb.shape:
+        return float("inf")
+    if xa.size == 0:
+        return 0.0
+    same = (xa == xb) | (np.isnan(xa) & np.isnan(xb))
+    if same.all():
+        return 0.0
+    scale = max(float(np.max(np.abs(xb[np.isfinite(xb)]), initial=0.0)), 1e-300)
+    diff = np.abs(xa - xb)
+    diff[same] = 0.0
+    return float(np.max(diff) / scale)
+
+
+def outputs(fn: AdgenFunction, args: Sequence[Any], result: Any, float_only: bool = False) -> list[Any]:
+    """The return value(s) and the final contents of the arrays the function writes."""
+    res = list(result) if fn._primal.fn.returns_tuple else ([] if result is None else [result])
+    written = fn._primal.written
+    arrays = [a for n, a in zip(fn.param_names, args, strict=True) if n in written]
+    out = res + arrays
+    if float_only:
+        out = [o for o in out if np.issubdtype(np.asarray(o).dtype, np.floating)]
+    return out
+
+
+def import_python(path: str) -> Any:
+    name = f"_adgen_check_{abs(hash(path))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.modules.pop(name, None)
+    return mod
+
+
+class Checker:
+    def __init__(self, path: str, fn: AdgenFunction, py: Any, args: list[Any], rng: np.random.Generator,
+                 f32: bool) -> None:
+        self.path = path
+        self.fn = fn
+        self.py = py
+        self.args = args
+        self.rng = rng
+        self.tol = TOLERANCE_F32 if f32 else TOLERANCE
+
+    def primal(self) -> CheckRow:
+        a1, a2 = copy_args(self.args), copy_args(self.args)
+        try:
+            expected = getattr(self.py, self.fn.name)(*a1)
+        except Exception as exc:  # the user's module raised under CPython
+            return CheckRow(self.fn.name, "primal vs CPython", float("inf"), self.tol["primal"],
+                            f"CPython raised {type(exc).__name__}: {exc}; pass inputs with args=")
+        got = self.fn(*a2)
+        err = rel_error(outputs(self.fn, a2, got), outputs(self.fn, a1, expected))
+        return CheckRow(self.fn.name, "primal vs CPython", err, self.tol["primal"])
+
+    def active(self) -> list[int]:
+        call = self.fn._forward or self.fn._vector
+        assert call is not None
+        fn = call.fn
+        act = {fn.tangent_of[n] for n in fn.param_names if n in fn.tangent_of}
+        return [i for i, n in enumerate(self.fn.param_names) if n in act]
+
+    def direction(self, nbdirs: int | None = None) -> list[Any]:
+        tangents: list[Any] = [None] * len(self.args)
+        extra = () if nbdirs is None else (nbdirs,)
+        for i in self.active():
+            a = self.args[i]
+            shape = (np.shape(a) if isinstance(a, np.ndarray) else ()) + extra
+            d = self.rng.uniform(-1.0, 1.0, shape)
+            tangents[i] = float(d) if shape == () else d
+        return tangents
+
+    def forward(self) -> CheckRow:
+        d = self.direction()
+        a = copy_args(self.args)
+        tans = [t.copy() if isinstance(t, np.ndarray) else t for t in d]
+        value, tangent = self.fn.jvp(a, tans)
+        t_out = self.tangent_outputs(a, tangent, tans)
+        h = FD_STEP
+        plus = [x + h * t if t is not None else x for x, t in zip(copy_args(self.args), d, strict=True)]
+        minus = [x - h * t if t is not None else x for x, t in zip(copy_args(self.args), d, strict=True)]
+        plus = [np.ascontiguousarray(p) if isinstance(p, np.ndarray) else p for p in plus]
+        minus = [np.ascontiguousarray(m) if isinstance(m, np.ndarray) else m for m in minus]
+        fp = outputs(self.fn, plus, self.fn(*plus), float_only=True)
+        fm = outputs(self.fn, minus, self.fn(*minus), float_only=True)
+        fd = [(np.asarray(p, dtype=np.float64) - np.asarray(m, dtype=np.float64)) / (2 * h)
+              for p, m in zip(fp, fm, strict=True)]
+        scale_f = max((float(np.max(np.abs(np.asarray(v, dtype=np.float64)), initial=0.0))
+                       for v in fp), default=0.0)
+        err = self.fd_error(t_out, fd, scale_f)
+        del value
+        return CheckRow(self.fn.name, "tangent vs finite differences", err, self.tol["forward"])
+
+    def tangent_outputs(self, args: list[Any], tangent: Any, tans: list[Any]) -> list[Any]:
+        res = list(tangent) if self.fn._primal.fn.returns_tuple else \
+            ([] if tangent is None else [tangent])
+        fl = [np.issubdtype(np.asarray(v).dtype, np.floating) if v is not None else True for v in res]
+        res_types = [r.type for r in self.fn._primal.fn.results]
+        res = [0.0 if v is None else v for v, t in zip(res, res_types, strict=True)
+               if isinstance(t, ScalarType) and t.is_float]
+        del fl
+        written = self.fn._primal.written
+        for i, n in enumerate(self.fn.param_names):
+            if n in written and isinstance(self.fn.param_types[i], ArrayType) and \
+                    self.fn.param_types[i].elem.is_float:  # type: ignore[union-attr]
+                res.append(tans[i] if tans[i] is not None else np.zeros_like(args[i]))
+        return res
+
+    def fd_error(self, t: list[Any], fd: list[Any], scale_f: float) -> float:
+        xt = np.concatenate([np.ravel(np.asarray(v, dtype=np.float64)) for v in t]) if t else np.zeros(0)
+        xf = np.concatenate([np.ravel(v) for v in fd]) if fd else np.zeros(0)
+        if xt.shape != xf.shape:
+            return float("inf")
+        if xt.size == 0:
+            return 0.0
+        scale = max(float(np.max(np.abs(xt))), float(np.max(np.abs(xf)))) + 1e-9 * (1.0 + scale_f)
+        return float(np.max(np.abs(xt - xf)) / scale)
+
+    def vector(self) -> CheckRow:
+        nb = 3
+        d = self.direction(nb)
+        a = copy_args(self.args)
+        tans = [t.copy() if isinstance(t, np.ndarray) else t for t in d]
+        _, tv = self.fn.jvp_vec(a, tans)
+        vec_out = self.tangent_outputs(a, tv, tans)
+        errs = []
+        for k in range(nb):
+            dk = [None if t is None else np.ascontiguousarray(t[..., k]) if np.ndim(t) > 1 else
+                  float(t[k]) for t in d]
+            ak = copy_args(self.args)
+            tk = [t.copy() if isinstance(t, np.ndarray) else t for t in dk]
+            _, ts = self.fn.jvp(ak, tk)
+            scalar_out = self.tangent_outputs(ak, ts, tk)
+            column = [np.asarray(v)[..., k] for v in vec_out]
+            errs.append(rel_error(column, scalar_out))
+        return CheckRow(self.fn.name, "vector tangent vs scalar tangents", max(errs),
+                        self.tol["vector-forward"])
+
+
+def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward"), *,
+               args: dict[str, Sequence[Any]] | None = None, seed: int = 0,
+               functions: Sequence[str] | None = None, wrt: Sequence[str] | None = None,
+               of: Sequence[str] | None = None, head: str | None = None, precision: str = "f64",
+               debug: bool = False, cflags: Sequence[str] | None = None) -> CheckReport:
+    modes = [m for m in modes if m != "primal"]
+    t = transpile(path, ["primal", *modes], functions=functions, wrt=wrt, of=of, head=head,
+                  precision=precision, debug=debug)
+    flags = tuple(cflags) if cflags is not None else (DEBUG_CFLAGS if debug else DEFAULT_CFLAGS)
+    m = bind(t, path, flags)
+    py = import_python(path)
+    report = CheckReport(path)
+    rng = np.random.default_rng(seed)
+    for name, fn in m.functions.items():
+        if functions and name not in functions:
+            continue
+        given = (args or {}).get(name)
+        fn_args = list(given) if given is not None else [random_value(tp, rng) for tp in fn.param_types]
+        checker = Checker(path, fn, py, fn_args, rng, precision == "f32")
+        report.rows.append(checker.primal())
+        if "forward" in modes and fn._forward is not None:
+            report.rows.append(checker.forward())
+        if "vector-forward" in modes and fn._vector is not None:
+            report.rows.append(checker.vector())
+    return report

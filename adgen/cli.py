@@ -1,0 +1,203 @@
+"""The ``adgen`` command (DESIGN.md section 6).
+
+    adgen MODULE.py [--mode primal|forward|vector-forward]... [-o OUTDIR]
+                    [--functions f,g] [--wrt x,y] [--of return,r] [--head "f(y)/(x)"]
+                    [--build] [--check] [-MD] [-MF FILE] [--precision f64|f32]
+                    [--dump-ir[=all]] [--debug] [--cflags FLAGS] [--quiet]
+
+Exit codes: 0 success, 1 a check failed, 2 bad input or usage, 3 internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import tempfile
+import traceback
+from collections.abc import Sequence
+
+from . import __version__
+
+EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def _names(text: str) -> list[str]:
+    return [s.strip() for s in text.split(",") if s.strip()]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="adgen",
+        description="Differentiate a module written in adgen's typed Python subset: writes "
+                    "readable C for its functions and their derivatives.",
+        epilog="Example: adgen model.py --mode forward -o out --build --check. "
+               "Exit codes: 0 ok, 1 a check failed, 2 bad input or usage, 3 internal error.")
+    p.add_argument("module", metavar="MODULE.py", help="the module to transpile")
+    p.add_argument("--mode", action="append",
+                   choices=["primal", "forward", "vector-forward", "reverse", "vector-reverse", "hvp"],
+                   help="what to generate; repeat for several (default: forward). "
+                        "primal -> MODULE.c, forward -> MODULE_d.c (f_d), "
+                        "vector-forward -> MODULE_dv.c (f_dv)")
+    p.add_argument("--target", choices=["c", "cuda"], default="c", help="output language (default c)")
+    p.add_argument("-o", "--output-dir", default=".", metavar="OUTDIR",
+                   help="directory for the generated files (default: current directory)")
+    p.add_argument("--functions", type=_names, metavar="f,g",
+                   help="functions to differentiate (default: every function with float inputs "
+                        "and outputs)")
+    p.add_argument("--wrt", type=_names, metavar="x,y",
+                   help="independent inputs (default: every float parameter)")
+    p.add_argument("--of", type=_names, metavar="return,a",
+                   help="dependent outputs: 'return' and/or arrays the function writes "
+                        "(default: all float outputs)")
+    p.add_argument("--head", metavar='"f(outputs)/(inputs)"',
+                   help="Tapenade-style shorthand for --functions/--of/--wrt")
+    p.add_argument("--build", action="store_true",
+                   help="compile the generated C into a Python extension (cached) and print its path")
+    p.add_argument("--check", action="store_true",
+                   help="validate: primal vs CPython, tangent vs finite differences, vector vs "
+                        "scalar tangents; exit 1 on failure")
+    p.add_argument("--seed", type=int, default=0, help="random seed of --check inputs")
+    p.add_argument("-MD", dest="make_deps", action="store_true",
+                   help="write a Make dependency file (OUTDIR/MODULE.d unless -MF is given)")
+    p.add_argument("-MF", dest="dep_file", metavar="FILE", help="name of the dependency file")
+    p.add_argument("--precision", choices=["f64", "f32"], default="f64",
+                   help="what float/f64 mean (default f64)")
+    p.add_argument("--dump-ir", nargs="?", const="final", choices=["final", "all"],
+                   help="print the IR that is emitted (all: also after each pass)")
+    p.add_argument("--debug", action="store_true",
+                   help="bounds checks and asserts in the generated code (-DADGEN_DEBUG to enable)")
+    p.add_argument("--cflags", help="C compiler flags for --build/--check (default -O3)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("-v", "--verbose", action="store_true", help="say what is being done")
+    p.add_argument("--version", action="version", version=f"adgen {__version__}")
+    return p
+
+
+def write_atomic(path: str, text: str) -> bool:
+    """Write ``text`` unless the file already holds it; returns whether it changed."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return False
+    except OSError:
+        pass
+    directory = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return True
+
+
+def run(argv: Sequence[str]) -> int:
+    from .api import bind, check_modes, transpile
+    from .build import DEBUG_CFLAGS, DEFAULT_CFLAGS, extension_path, runtime_header
+    from .transpile.emit.module import EmittedModule
+    from .transpile.frontend.diagnostics import AdgenError, format_error
+    from .transpile.ir.printer import print_module
+    from .transpile.pipeline import UsageError
+
+    args = parser().parse_args(argv)
+    say = (lambda msg: None) if args.quiet else (lambda msg: print(msg))
+    verbose = (lambda msg: print(f"adgen: {msg}", file=sys.stderr)) if args.verbose else \
+        (lambda msg: None)
+    modes = args.mode or ["forward"]
+    path = args.module
+    try:
+        with open(path, encoding="utf-8") as f:
+            source_lines = f.read().splitlines()
+    except OSError as exc:
+        print(f"adgen: error: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    command = " ".join(shlex.quote(a) for a in ["adgen", *argv])
+    try:
+        check_modes(modes)
+        verbose(f"transpiling {path} ({', '.join(modes)})")
+        t = transpile(path, modes, functions=args.functions, wrt=args.wrt, of=args.of,
+                      head=args.head, precision=args.precision, debug=args.debug,
+                      target=args.target, command=command)
+    except AdgenError as err:
+        sys.stderr.write(format_error(err, source_lines))
+        return EXIT_BAD_INPUT
+    except UsageError as err:
+        print(f"adgen: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for w in t.warnings:
+        print(w, file=sys.stderr)
+
+    if args.dump_ir:
+        if args.dump_ir == "all":
+            print("\n\n".join(t.log.entries))
+        for mode, ir in t.ir.items():
+            print(f"// ==== {mode}")
+            print(print_module(ir))
+
+    outdir = args.output_dir
+    files: dict[str, str] = {}
+    for emitted in t.outputs.values():
+        assert isinstance(emitted, EmittedModule)
+        files[emitted.source.name] = emitted.source.text
+        files[emitted.header.name] = emitted.header.text
+    files["adgen_runtime.h"] = runtime_header()
+    try:
+        os.makedirs(outdir, exist_ok=True)
+        written = []
+        for name, text in files.items():
+            full = os.path.join(outdir, name)
+            changed = write_atomic(full, text)
+            written.append(full)
+            verbose(f"{'wrote' if changed else 'unchanged'} {full}")
+        if args.make_deps or args.dep_file:
+            dep = args.dep_file or os.path.join(outdir, t.module.name + ".d")
+            targets = " ".join(os.path.join(outdir, n) for n in files if n != "adgen_runtime.h")
+            write_atomic(dep, f"{targets}: {path}\n")
+            written.append(dep)
+    except OSError as exc:
+        print(f"adgen: error: cannot write to {outdir}: {exc.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for w in written:
+        say(w)
+
+    flags = tuple(shlex.split(args.cflags)) if args.cflags else (
+        DEBUG_CFLAGS if args.debug else DEFAULT_CFLAGS)
+    if args.build:
+        verbose("compiling with gcc")
+        from .api import unit_of
+        bind(t, path, flags)
+        say(str(extension_path(t.module.name, unit_of(t), flags)))
+    if args.check:
+        from .check import run_checks
+        verbose("checking")
+        report = run_checks(path, modes, functions=args.functions, wrt=args.wrt, of=args.of,
+                            head=args.head, precision=args.precision, debug=args.debug,
+                            cflags=flags, seed=args.seed)
+        if not args.quiet or not report.ok:
+            print(report.table())
+        if not report.ok:
+            return EXIT_CHECK_FAILED
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return run(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:
+        return 130
+    except Exception:  # a bug in adgen: never a bare traceback for users
+        tb = traceback.format_exc()
+        print("adgen: internal error (this is a bug in adgen; please report it with the input "
+              "module and this message):\n" + tb.strip().splitlines()[-1], file=sys.stderr)
+        if os.environ.get("ADGEN_TRACEBACK"):
+            print(tb, file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
