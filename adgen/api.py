@@ -139,7 +139,7 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
 def check(path: str, modes: Sequence[str] = ("forward", "vector-forward"), *,
           args: dict[str, Sequence[Any]] | None = None, seed: int = 0, **options: Any) -> Any:
     """Validate the generated code of ``path`` (DESIGN.md section 9); returns a report."""
-    from .check import run_checks
+    from .validate import run_checks
     return run_checks(path, modes, args=args, seed=seed, **options)
 
 

@@ -173,7 +173,7 @@ def run(argv: Sequence[str]) -> int:
         bind(t, path, flags)
         say(str(extension_path(t.module.name, unit_of(t), flags)))
     if args.check:
-        from .check import run_checks
+        from .validate import run_checks
         verbose("checking")
         report = run_checks(path, modes, functions=args.functions, wrt=args.wrt, of=args.of,
                             head=args.head, precision=args.precision, debug=args.debug,

@@ -231,7 +231,7 @@ class TangentFunction:
         types = [r.type for r in op.results] + [self.ttype(callee.results[j].type) for j in c_results]
         names = [r.name for r in op.results] + [tangent_name(op.results[j].name) for j in c_results]
         outs = b.call(callee.primal + SUFFIX[self.vector], args, types, names)
-        for r, nr in zip(op.results, outs, strict=True):
+        for r, nr in zip(op.results, outs[:len(op.results)], strict=True):
             self.map[id(r)] = nr
         for k, j in enumerate(c_results):
             if self.active(op.results[j]):

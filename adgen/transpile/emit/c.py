@@ -201,7 +201,7 @@ class FunctionEmitter:
         if isinstance(op, Load):
             ops = r.ops
             for mid in ops[ops.index(op) + 1:ops.index(user)]:
-                if _may_write_memory(mid):
+                if _may_write(mid, op.operands[0]):
                     return False
         return True
 
@@ -314,7 +314,8 @@ class FunctionEmitter:
             elif isinstance(op, If):
                 pos = self.layout.pos[id(op)]
                 for res in op.results:
-                    prefer = self.if_preference(op, res) or self.yield_target(res, r, pos, False)
+                    prefer = self.if_preference(op, res) or \
+                        self.yield_target(res, r, pos, False, start=self.layout.end[id(op)])
                     self.assign_var(res, r, pos, prefer=prefer)
             elif isinstance(op, Zeros):
                 v = op.results[0]
@@ -358,7 +359,8 @@ class FunctionEmitter:
                     return var
         return None
 
-    def yield_target(self, v: Value, r: Region, pos: int, strict: bool) -> Var | None:
+    def yield_target(self, v: Value, r: Region, pos: int, strict: bool,
+                     start: int | None = None) -> Var | None:
         """The variable of the if/loop slot ``v`` is yielded to, when ``v`` can live there.
 
         ``r = r * x`` in a loop body writes the carried variable directly instead of a
@@ -373,9 +375,13 @@ class FunctionEmitter:
             return None
         j = slots[0]
 
+        # the position from which v occupies the variable (an if's results are written
+        # at the end of its branches)
+        start = pos if start is None else start
+
         def dead(u: Value) -> bool:
             last = self.last_use(u)
-            return last < pos or (last == pos and not strict)
+            return last < start or (last == start and not strict)
 
         if isinstance(parent, If):
             target = parent.results[j]
@@ -870,8 +876,15 @@ def _is_vector_statement(op: Op) -> bool:
         isinstance(op, Store) and isinstance(op.operands[-1].type, VecType))
 
 
-def _may_write_memory(op: Op) -> bool:
-    return any(isinstance(o, (Store, Call)) for o in op.walk())
+def _may_write(op: Op, array: Value) -> bool:
+    """Whether ``op`` may write ``array``.  Distinct arrays never overlap (the binding
+    rejects overlapping arguments when one is written, DESIGN.md section 1)."""
+    for o in op.walk():
+        if isinstance(o, Store) and o.operands[0] is array:
+            return True
+        if isinstance(o, Call) and any(a is array for a in o.operands):
+            return True
+    return False
 
 
 def _cheap_bound(v: Value) -> bool:

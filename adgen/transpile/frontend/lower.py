@@ -281,6 +281,8 @@ class FunctionLowering:
                                        "(assign elements, or use a new name)",
                                  [Note(prev.loc, f"'{name}' first bound here")])
             self.bindings[name] = Binding(value.type, self.loc_of(node))
+            if value.name is None:
+                value.name = name
             self.env[name] = value
             self.undefined_why.pop(name, None)
             return

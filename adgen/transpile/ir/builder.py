@@ -85,6 +85,9 @@ class Builder:
             return a
         if self.is_const(a, -1.0):
             return self.neg(b)
+        na = negated(a)
+        if na is not None and not isinstance(na.type, VecType):
+            return self.neg(self.mul(na, b))  # -(c) * t reads better as -(c * t)
         return self.prim("mul", a, b)
 
     def div(self, a: Value, b: Value) -> Value:

@@ -1,0 +1,386 @@
+"""Bad input (DESIGN.md section 8): one rejected program per rule.
+
+Every rejected module must give, on stderr,
+
+    path:LINE:COL: error: <what> (<what to do instead>)
+        <the source line>
+        <a caret under COL>
+
+(optionally followed by notes), exit code 2, no traceback and no output
+files.  The table below lists, per rule, a small module, where the error
+should point (the offending token, 1-based line and column) and a fragment
+of the message.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+
+def module(text: str) -> str:
+    """A module's source: dedented, without the first newline."""
+    return textwrap.dedent(text).lstrip("\n")
+
+
+HEADER = "from adgen import Array, f64, zeros, prange\n"
+
+#: (rule, source, line, col, message fragment, note fragment or None)
+CASES = [
+    # -- syntax and signatures ---------------------------------------------------------------
+    ("syntax error", module("""
+        def f(x: float) -> float:
+            return x +
+        """), 2, 15, "invalid syntax", None),
+    ("syntax error: missing colon", module("""
+        def f(x: float) -> float
+            return x
+        """), 1, 25, "expected ':'", None),
+    ("missing parameter annotation", module("""
+        def f(x, y: float) -> float:
+            return x * y
+        """), 1, 7, "parameter 'x' needs a type annotation", None),
+    ("missing return annotation", module("""
+        def f(x: float):
+            return x
+        """), 1, 5, "function 'f' needs a return annotation", None),
+    ("unsupported annotation", module("""
+        def f(x: str) -> float:
+            return 1.0
+        """), 1, 10, "unsupported type annotation", None),
+    ("default parameter value", module("""
+        def f(x: float, y: float = 1.0) -> float:
+            return x * y
+        """), 1, 28, "default parameter values are not supported", None),
+    ("*args", module("""
+        def f(x: float, *rest: float) -> float:
+            return x
+        """), 1, 17, "*args is not supported", None),
+    ("**kwargs", module("""
+        def f(x: float, **options: float) -> float:
+            return x
+        """), 1, 17, "**kwargs is not supported", None),
+    ("import of an unsupported module", module("""
+        import os
+
+        def f(x: float) -> float:
+            return x
+        """), 1, 8, "import of 'os' is not supported", None),
+    ("from-import of an unsupported module", module("""
+        from random import random
+
+        def f(x: float) -> float:
+            return x
+        """), 1, 6, "import from 'random' is not supported", None),
+    ("module constant assigned twice", module("""
+        N = 3
+        N = 4
+
+        def f(x: float) -> float:
+            return x * N
+        """), 2, 1, "module constant 'N' is assigned twice", "first assigned here"),
+    # -- constructs outside the subset -------------------------------------------------------
+    ("strings", module("""
+        def f(x: float) -> float:
+            s = "x"
+            return x
+        """), 2, 9, "strings are not supported", None),
+    ("lists", module("""
+        def f(x: float) -> float:
+            a = [x, x]
+            return x
+        """), 2, 9, "lists are not supported", None),
+    ("dicts", module("""
+        def f(x: float) -> float:
+            d = {1: x}
+            return x
+        """), 2, 9, "dicts are not supported", None),
+    ("list comprehension", module("""
+        def f(x: float, n: int) -> float:
+            a = [x * i for i in range(n)]
+            return x
+        """), 2, 9, "list comprehensions are not supported", None),
+    ("classes", module("""
+        class Model:
+            pass
+
+        def f(x: float) -> float:
+            return x
+        """), 1, 1, "classes are not supported", None),
+    ("nested function (closure)", module("""
+        def f(x: float) -> float:
+            def g(y: float) -> float:
+                return x * y
+            return g(2.0)
+        """), 2, 5, "nested functions are not supported", None),
+    ("generator (yield)", module("""
+        def f(x: float) -> float:
+            yield x
+        """), 2, 5, "yield is not supported", None),
+    ("try/except", module("""
+        def f(x: float) -> float:
+            try:
+                return 1.0 / x
+            except ZeroDivisionError:
+                return 0.0
+        """), 2, 5, "try/except is not supported", None),
+    ("with", module("""
+        def f(x: float) -> float:
+            with open(x) as fh:
+                pass
+            return x
+        """), 2, 5, "with is not supported", None),
+    ("lambda", module("""
+        def f(x: float) -> float:
+            g = lambda y: y * x
+            return x
+        """), 2, 9, "lambda is not supported", None),
+    ("global", module("""
+        N = 3
+
+        def f(x: float) -> float:
+            global N
+            return x
+        """), 4, 5, "global is not supported", None),
+    ("raise", module("""
+        def f(x: float) -> float:
+            if x < 0.0:
+                raise ValueError
+            return x
+        """), 3, 9, "raise is not supported", None),
+    ("slicing", HEADER + module("""
+        def f(a: Array[f64]) -> float:
+            b = a[1:3]
+            return b[0]
+        """), 3, 11, "slicing is not supported", None),
+    ("keyword arguments", module("""
+        def g(x: float, y: float) -> float:
+            return x * y
+
+        def f(x: float) -> float:
+            return g(x, y=2.0)
+        """), 5, 17, "keyword arguments are not supported", None),
+    ("for ... else", module("""
+        def f(x: float, n: int) -> float:
+            for i in range(n):
+                x = x * 2.0
+            else:
+                x = 0.0
+            return x
+        """), 4, 5, "for/else is not supported", None),
+    ("while ... else", module("""
+        def f(x: float) -> float:
+            while x < 10.0:
+                x = x * 2.0
+            else:
+                x = 0.0
+            return x
+        """), 4, 5, "while/else is not supported", None),
+    ("prange is not yet supported", HEADER + module("""
+        def f(a: Array[f64], n: int) -> float:
+            s = 0.0
+            for i in prange(n):
+                s += a[i]
+            return s
+        """), 4, 14, "prange is not yet supported", None),
+    ("checkpoint directive is not yet supported", module("""
+        def f(x: float, n: int) -> float:
+            # adgen: checkpoint
+            for i in range(n):
+                x = x * 2.0
+            return x
+        """), 2, 5, "not yet supported", None),
+    ("bitwise operator", module("""
+        def f(x: float, n: int) -> float:
+            if n & 1 == 1:
+                return x
+            return -x
+        """), 2, 10, "operator '&' is not supported", None),
+    ("'is' comparison", module("""
+        def f(x: float, y: float) -> float:
+            if x is y:
+                return x
+            return y
+        """), 2, 10, "only < <= > >= == != comparisons are supported", None),
+    ("'in' comparison", module("""
+        def f(x: float, n: int) -> float:
+            if n in range(3):
+                return x
+            return -x
+        """), 2, 10, "only < <= > >= == != comparisons are supported", None),
+    ("unsupported intrinsic", module("""
+        import math
+
+        def f(x: float) -> float:
+            return math.gamma(x)
+        """), 4, 12, "'math.gamma' is not a supported intrinsic", None),
+    # -- names, types and calls --------------------------------------------------------------
+    ("unknown name", module("""
+        def f(x: float) -> float:
+            return y * 2.0
+        """), 2, 12, "unknown name 'y'", None),
+    ("type conflict of a local", module("""
+        def f(x: float) -> float:
+            t = x > 0.0
+            t = x
+            return x
+        """), 3, 5, "'t' has type bool but is assigned a f64", "'t' first bound here"),
+    ("float assigned to an int local", module("""
+        def f(x: float, n: int) -> float:
+            k = 0
+            for i in range(n):
+                k = x
+            return x
+        """), 4, 9, "'k' has type i64 but is assigned a f64", "'k' first bound here"),
+    ("rebinding an array variable", HEADER + module("""
+        def f(n: int) -> float:
+            a = zeros(n)
+            a = zeros(n)
+            return a[0]
+        """), 4, 5, "array variable 'a' cannot be rebound", "'a' first bound here"),
+    ("wrong arity calling a module function", module("""
+        def g(x: float) -> float:
+            return x * x
+
+        def f(x: float) -> float:
+            return g(x, x)
+        """), 5, 12, "'g' takes 1 argument(s), got 2", "defined here"),
+    ("calling an unknown function", module("""
+        def f(x: float) -> float:
+            return frobnicate(x)
+        """), 2, 12, "unknown function 'frobnicate'", None),
+    ("tuple-returning call in an expression", module("""
+        def g(x: float) -> tuple[float, float]:
+            return x, 2.0 * x
+
+        def f(x: float) -> float:
+            return g(x) + 1.0
+        """), 5, 12, "'g' returns a tuple; unpack it", None),
+    ("integer power with a variable exponent", module("""
+        def f(x: float, n: int, m: int) -> float:
+            k = n ** m
+            return x * k
+        """), 2, 14, "an integer raised to a power needs a constant exponent >= 0", None),
+    ("integer power with a negative exponent", module("""
+        def f(x: float, n: int) -> float:
+            k = n ** -2
+            return x * k
+        """), 2, 14, "an integer raised to a power needs a constant exponent >= 0", None),
+    # -- control flow ------------------------------------------------------------------------
+    ("variable assigned in only one branch", module("""
+        def f(x: float) -> float:
+            if x > 0.0:
+                y = 2.0 * x
+            return y
+        """), 4, 12, "'y' may be undefined here", "assigned in only some branches"),
+    ("loop variable used after its loop", module("""
+        def f(x: float, n: int) -> float:
+            for i in range(n):
+                x = x * 2.0
+            return x * i
+        """), 4, 16, "'i' may be undefined here", "not available after its loop"),
+    ("falling off the end without returning", module("""
+        def f(x: float) -> float:
+            if x > 0.0:
+                return x
+        """), 2, 5, "can reach its end without returning a value", None),
+    ("returning the wrong number of values", module("""
+        def f(x: float) -> float:
+            return x, x
+        """), 2, 5, "returns 1 value(s) by its annotation, this return gives 2", "annotated here"),
+    ("break outside a loop", module("""
+        def f(x: float) -> float:
+            if x > 0.0:
+                break
+            return x
+        """), 3, 9, "'break' outside", None),
+    # -- arrays ------------------------------------------------------------------------------
+    ("arithmetic on whole arrays", HEADER + module("""
+        def f(a: Array[f64], x: float) -> float:
+            b = x * a
+            return b[0]
+        """), 3, 13, "arithmetic on whole arrays is not supported", None),
+    ("wrong number of indices", HEADER + module("""
+        def f(a: Array[f64], i: int, j: int) -> float:
+            return a[i, j]
+        """), 3, 12, "a 1-d array needs 1 index(es), got 2", None),
+    ("zeros inside a loop", HEADER + module("""
+        def f(x: float, n: int) -> float:
+            for i in range(n):
+                t = zeros(n)
+                t[0] = x
+            return x
+        """), 4, 13, "zeros(...) is only supported at the top level", None),
+]
+
+
+def _run(tmp_path: Path, source: str) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
+    path = tmp_path / "model.py"
+    path.write_text(source, encoding="utf-8")
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "adgen.cli", str(path), "--mode", "forward", "-o", str(out)],
+        capture_output=True, text=True, timeout=120)
+    return proc, path, out
+
+
+def _assert_caret(stderr: str, source_line: str, col: int) -> None:
+    """The excerpt: the offending source line, then a caret under column ``col``."""
+    lines = stderr.splitlines()
+    text = source_line.rstrip()
+    for i, line in enumerate(lines[:-1]):
+        if text and line.endswith(text):
+            prefix = len(line) - len(text)
+            caret = lines[i + 1]
+            assert caret.rstrip() == " " * (prefix + col - 1) + "^", \
+                f"caret line does not point at column {col}:\n{stderr}"
+            return
+    raise AssertionError(f"source line {text!r} not shown in:\n{stderr}")
+
+
+@pytest.mark.parametrize(("source", "line", "col", "message", "note"),
+                         [pytest.param(*c[1:], id=c[0]) for c in CASES])
+def test_rejected(tmp_path: Path, source: str, line: int, col: int, message: str,
+                  note: str | None) -> None:
+    proc, path, out = _run(tmp_path, source)
+    err = proc.stderr
+    assert proc.returncode == 2, f"exit {proc.returncode}, stderr:\n{err}"
+    assert "Traceback" not in err, err
+    assert "internal error" not in err, err
+    head = f"{path}:{line}:{col}: error: "
+    assert err.startswith(head), f"expected {head!r}, got:\n{err}"
+    first = err.splitlines()[0]
+    assert message in first, f"expected {message!r} in the message, got:\n{err}"
+    _assert_caret(err, source.splitlines()[line - 1], col)
+    if note is not None:
+        assert f": note: {note}" in err, f"expected note {note!r}, got:\n{err}"
+        note_line = next(ln for ln in err.splitlines() if ": note: " in ln)
+        assert note_line.startswith(f"{path}:"), note_line
+    assert not out.exists() or not any(out.iterdir()), f"output written: {list(out.iterdir())}"
+
+
+def test_cases_cover_distinct_rules() -> None:
+    names = [c[0] for c in CASES]
+    assert len(names) == len(set(names))
+    assert len(CASES) >= 30
+
+
+def test_load_raises_located_error(tmp_path: Path) -> None:
+    import adgen
+    from adgen.api import LoadError
+
+    path = tmp_path / "model.py"
+    path.write_text(module("""
+        def f(x: float) -> float:
+            return y * 2.0
+        """), encoding="utf-8")
+    with pytest.raises(LoadError) as info:
+        adgen.load(str(path), modes=("forward",))
+    text = str(info.value)
+    assert text.startswith(f"{path}:2:12: error: unknown name 'y'")
+    assert "    return y * 2.0" in text
+    _assert_caret(text, "    return y * 2.0", 12)

@@ -1,0 +1,51 @@
+"""Every example: three-way check, strict compilation, and golden generated C."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import adgen
+from adgen.api import transpile
+from helpers import EXAMPLES, compile_strict, run_cli
+
+MODES = ("primal", "forward", "vector-forward")
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_three_way_check(example: Path) -> None:
+    report = adgen.check(str(example), modes=("forward", "vector-forward"))
+    assert report.rows, "no function was checked"
+    assert report.ok, "\n" + report.table()
+    checks = {r.check for r in report.rows}
+    assert checks == {"primal vs CPython", "tangent vs finite differences",
+                      "vector tangent vs scalar tangents"}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_generated_c_compiles_cleanly(example: Path, tmp_path: Path) -> None:
+    result = run_cli(str(example), *[a for m in MODES for a in ("--mode", m)], "-o", str(tmp_path),
+                     "-q")
+    assert result.returncode == 0, result.stderr
+    sources = sorted(tmp_path.glob("*.c"))
+    assert len(sources) == len(MODES)
+    for c_file in sources:
+        cc = compile_strict(c_file, tmp_path / (c_file.stem + ".o"))
+        assert cc.returncode == 0, f"{c_file.name}:\n{cc.stderr}"
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_golden(example: Path, update_goldens: bool) -> None:
+    t = transpile(str(example), MODES)
+    for emitted in t.outputs.values():
+        for f in (emitted.source, emitted.header):  # type: ignore[attr-defined]
+            golden = GOLDEN / f.name
+            if update_goldens:
+                golden.write_text(f.text)
+                continue
+            assert golden.exists(), f"missing golden {golden.name}: run pytest --update-goldens"
+            assert f.text == golden.read_text(), (
+                f"{f.name} differs from tests/golden/{f.name}; if the change is intended, run "
+                "pytest --update-goldens and review the diff")
