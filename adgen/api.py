@@ -49,7 +49,7 @@ def transpile(path: str, modes: Sequence[str] = ("primal", "forward"), *,
               functions: Sequence[str] | None = None, wrt: Sequence[str] | None = None,
               of: Sequence[str] | None = None, head: str | None = None,
               precision: str = "f64", debug: bool = False, target: str = "c",
-              command: str = "") -> Transpiled:
+              command: str = "", dump_all: bool = False) -> Transpiled:
     """Generate C for ``path``; raises ``AdgenError`` (located) or ``UsageError``."""
     if target != "c":
         raise UsageError(f"target '{target}' is not supported yet (only 'c')")
@@ -58,7 +58,7 @@ def transpile(path: str, modes: Sequence[str] = ("primal", "forward"), *,
     with open(path, encoding="utf-8") as f:
         source = f.read()
     return transpile_source(path, source, check_modes(modes), _selection(functions, wrt, of, head),
-                            precision=precision, debug=debug, command=command)
+                            precision=precision, debug=debug, command=command, dump_all=dump_all)
 
 
 @dataclass

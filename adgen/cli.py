@@ -122,7 +122,7 @@ def run(argv: Sequence[str]) -> int:
         verbose(f"transpiling {path} ({', '.join(modes)})")
         t = transpile(path, modes, functions=args.functions, wrt=args.wrt, of=args.of,
                       head=args.head, precision=args.precision, debug=args.debug,
-                      target=args.target, command=command)
+                      target=args.target, command=command, dump_all=args.dump_ir == "all")
     except AdgenError as err:
         sys.stderr.write(format_error(err, source_lines))
         return EXIT_BAD_INPUT

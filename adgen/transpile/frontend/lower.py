@@ -35,6 +35,9 @@ UNSUPPORTED_BINOPS: dict[type, str] = {
     cst.MatrixMultiply: "@", cst.LeftShift: "<<", cst.RightShift: ">>", cst.BitAnd: "&",
     cst.BitOr: "|", cst.BitXor: "^",
 }
+UNSUPPORTED_COMPARES: dict[type, str] = {
+    cst.Is: "is", cst.IsNot: "is not", cst.In: "in", cst.NotIn: "not in",
+}
 COMPARES: dict[type, str] = {
     cst.LessThan: "lt", cst.LessThanEqual: "le", cst.GreaterThan: "gt",
     cst.GreaterThanEqual: "ge", cst.Equal: "eq", cst.NotEqual: "ne",
@@ -217,7 +220,7 @@ class FunctionLowering:
 
     def current_loop(self, node: cst.CSTNode, what: str) -> LoopContext:
         if not self.loops:
-            raise self.error(node, f"'{what}' outside a loop")
+            raise self.error(node, f"'{what}' outside a loop (use it inside a for or while loop)")
         return self.loops[-1]
 
     def lookup_env(self, name: str) -> Value:
@@ -297,7 +300,7 @@ class FunctionLowering:
                 value = self.at(node).cast(value, want)
             else:
                 notes = [Note(prev.loc, f"'{name}' first bound here as {prev.type}")] if prev else []
-                hint = ""
+                hint = " (a local keeps the type of its first binding; use a new name)"
                 if want.is_int and isinstance(value.type, ScalarType) and value.type.is_float:
                     hint = f" (initialise it with a float, e.g. {name} = 0.0, or use int(...))"
                 raise self.error(node, f"'{name}' has type {want} but is assigned a {value.type}{hint}",
@@ -384,7 +387,8 @@ class FunctionLowering:
             values = [self.expr(node.value)]
         if len(values) != len(want):
             raise self.error(node, f"'{self.sig.name}' returns {len(want)} value(s) by its "
-                                   f"annotation, this return gives {len(values)}",
+                                   f"annotation, this return gives {len(values)} (return "
+                                   "what the annotation says, or change the annotation)",
                              [Note(self.sig.loc, "annotated here")])
         values = [self.convert(node, v, t, "return value") if v.type != t else v  # type: ignore[arg-type]
                   for v, t in zip(values, want, strict=True)]
@@ -540,8 +544,10 @@ class FunctionLowering:
                 sym = UNSUPPORTED_BINOPS.get(type(node.operator), "?")
                 raise self.error(node.operator, f"operator '{sym}' is not supported "
                                                 "(arithmetic is + - * / // % **)")
-            return self.binary(node, op, self.expr(node.left), self.expr(node.right),
-                               right_node=node.right)
+            left, right = self.expr(node.left), self.expr(node.right)
+            self.scalar(node.left, left)  # locate an array operand at the operand
+            self.scalar(node.right, right)
+            return self.binary(node, op, left, right, right_node=node.right)
         if isinstance(node, cst.BooleanOperation):
             return self.boolean(node)
         if isinstance(node, cst.Comparison):
@@ -568,9 +574,11 @@ class FunctionLowering:
             return self.literal(node, CONSTANTS[self.scope.imported[name]])
         if name in self.undefined_why:
             loc, why = self.undefined_why[name]
-            raise self.error(node, f"'{name}' may be undefined here", [Note(loc, why)])
+            raise self.error(node, f"'{name}' may be undefined here (assign it on every path "
+                                   "before this use)", [Note(loc, why)])
         if name in self.bindings:
-            raise self.error(node, f"'{name}' is declared but never assigned before this use")
+            raise self.error(node, f"'{name}' is declared but never assigned before this use "
+                                   "(assign it first)")
         if name in self.scope.functions:
             raise self.error(node, f"function '{name}' can only be called, not used as a value")
         raise self.error(node, f"unknown name '{name}' (use a parameter, a local variable or a "
@@ -596,7 +604,8 @@ class FunctionLowering:
         elems = node.slice
         if len(elems) != array.type.ndim:
             raise self.error(node, f"a {array.type.ndim}-d array needs {array.type.ndim} "
-                                   f"index(es), got {len(elems)}")
+                                   f"index(es), got {len(elems)} (write "
+                                   f"{_spelled(node.value)}[{', '.join('ijkl'[:array.type.ndim])}])")
         indices = []
         for axis, e in enumerate(elems):
             if not isinstance(e.slice, cst.Index):
@@ -743,20 +752,22 @@ class FunctionLowering:
         return self.at(node).prim("ne", v, zero)
 
     def comparison(self, node: cst.Comparison) -> Value:
-        left = self.expr(node.left)
+        left, left_node = self.expr(node.left), node.left
         result: Value | None = None
         for target in node.comparisons:
             op = COMPARES.get(type(target.operator))
             if op is None:
-                raise self.error(target.operator, "only < <= > >= == != comparisons are supported")
+                spelled = UNSUPPORTED_COMPARES.get(type(target.operator), "this comparison")
+                raise self.error(target.operator, f"'{spelled}' is not supported (compare numbers "
+                                                  "with < <= > >= == !=)")
             right = self.expr(target.comparator)
-            ta, tb = self.scalar(node, left), self.scalar(node, right)
+            ta, tb = self.scalar(left_node, left), self.scalar(target.comparator, right)
             if ta.is_bool != tb.is_bool:
                 raise self.error(node, "comparing a boolean with a number is not supported")
             a, b = self.unify(node, left, right)
             cmp = self.at(node).prim(op, a, b)
             result = cmp if result is None else self.at(node).prim("and", result, cmp)
-            left = right
+            left, left_node = right, target.comparator
         assert result is not None
         return result
 
@@ -885,7 +896,8 @@ class FunctionLowering:
                 result = self.at(node).prim(prim, x, y)
             return result
         if len(args) != p.arity:
-            raise self.error(node, f"{spelled} takes {p.arity} argument(s), got {len(args)}")
+            raise self.error(node, f"{spelled} takes {p.arity} argument(s), got {len(args)} "
+                                   "(pass one value per parameter)")
         for a, v in zip(node.args, args, strict=True):
             t = self.scalar(a, v)
             if t.is_bool:
@@ -933,7 +945,8 @@ class FunctionLowering:
         sig = self.scope.functions[node.func.value]
         if len(node.args) != len(sig.params):
             raise self.error(node, f"'{sig.name}' takes {len(sig.params)} argument(s), got "
-                                   f"{len(node.args)}", [Note(sig.loc, "defined here")])
+                                   f"{len(node.args)} (pass one value per parameter)",
+                             [Note(sig.loc, "defined here")])
         args = []
         for a, p in zip(node.args, sig.params, strict=True):
             v = self.expr(a.value)
@@ -957,6 +970,11 @@ AUG_OPS: dict[type, str] = {
     cst.DivideAssign: "div", cst.FloorDivideAssign: "floordiv", cst.ModuloAssign: "mod",
     cst.PowerAssign: "pow",
 }
+
+
+def _spelled(node: cst.BaseExpression) -> str:
+    """A name as written, for hints in messages ('a' for anything else)."""
+    return node.value if isinstance(node, cst.Name) else "a"
 
 
 def is_safe_expression(node: cst.CSTNode) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -20,11 +21,13 @@ def parse_module(path: str, source: str, options: Options | None = None,
     diags = diags or Diagnostics()
     display = os.path.basename(path) if not os.path.isabs(path) else path
     display = path
+    check_python_syntax(display, source)
     try:
         tree = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise AdgenError(Loc(display, exc.raw_line, exc.raw_column + 1),
-                         f"invalid syntax: {exc.message}") from None
+                         f"invalid syntax: {exc.message} (an adgen module must be valid "
+                         "Python)") from None
     wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
 
@@ -39,3 +42,24 @@ def parse_module(path: str, source: str, options: Options | None = None,
     functions = [FunctionLowering(sig, reader, loc_of, diags).lower()
                  for sig in scope.functions.values()]
     return Module(name, path, functions, source.splitlines())
+
+
+def check_python_syntax(display: str, source: str) -> None:
+    """Reject what CPython rejects, located and worded as CPython does.
+
+    An adgen module is valid Python (DESIGN.md section 1).  CPython's compiler
+    gives better syntax messages and positions than LibCST's parser, and also
+    catches errors a parser does not (``break`` outside a loop and the like).
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, display, "exec", dont_inherit=True)
+    except SyntaxError as exc:  # includes IndentationError and TabError
+        line, col = exc.lineno or 1, exc.offset or 1
+        raise AdgenError(Loc(display, line, max(col, 1)),
+                         f"invalid syntax: {exc.msg} (an adgen module must be valid Python)"
+                         ) from None
+    except ValueError as exc:  # e.g. null bytes (a SyntaxError from Python 3.12)
+        raise AdgenError(Loc(display, 1, 1),
+                         f"invalid syntax: {exc} (an adgen module must be valid Python)") from None

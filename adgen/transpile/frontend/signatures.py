@@ -123,8 +123,9 @@ class ScopeReader:
                 elif mod == "typing":
                     continue
                 else:
-                    raise self.error(small, f"import from '{mod}' is not supported "
-                                            "(import from math, numpy or adgen)")
+                    raise self.error(small.module or small,  # type: ignore[arg-type]
+                                     f"import from '{mod}' is not supported "
+                                     "(import from math, numpy or adgen)")
         elif isinstance(small, (cst.Assign, cst.AnnAssign)):
             self.constant(small)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):

@@ -1,0 +1,151 @@
+"""The Python API (DESIGN.md section 7) and the checks on arguments (section 5)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import adgen
+from helpers import ROOT
+
+EX = ROOT / "examples"
+
+
+@pytest.fixture(scope="module")
+def layer():  # type: ignore[no-untyped-def]
+    return adgen.load(str(EX / "layer.py"), modes=("forward", "vector-forward"))
+
+
+def layer_args(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    return (rng.standard_normal((3, 4)), rng.standard_normal(3), rng.standard_normal(4),
+            np.zeros(3))
+
+
+def test_primal_matches_cpython_and_writes_in_place(layer) -> None:  # type: ignore[no-untyped-def]
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("layer_py", EX / "layer.py")
+    assert spec and spec.loader
+    py = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(py)
+    rng = np.random.default_rng(0)
+    W, b, x, y = layer_args(rng)
+    y2 = y.copy()
+    got = layer.layer(W, b, x, y)
+    want = py.layer(W, b, x, y2)
+    assert got == pytest.approx(want, rel=1e-14)
+    np.testing.assert_allclose(y, y2, rtol=1e-14)
+
+
+def test_jvp_matches_finite_differences_and_updates_tangents_in_place(layer) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(1)
+    W, b, x, y = layer_args(rng)
+    Wd, bd, xd = (rng.standard_normal(a.shape) for a in (W, b, x))
+    yd = np.zeros(3)
+    value, tangent = layer.layer.jvp((W, b, x, y), (Wd, bd, xd, yd))
+    h = 1e-6
+    fp = layer.layer(W + h * Wd, b + h * bd, x + h * xd, yp := np.zeros(3))
+    fm = layer.layer(W - h * Wd, b - h * bd, x - h * xd, ym := np.zeros(3))
+    assert tangent == pytest.approx((fp - fm) / (2 * h), rel=1e-7)
+    np.testing.assert_allclose(yd, (yp - ym) / (2 * h), rtol=1e-6)
+    assert value == pytest.approx(layer.layer(W, b, x, np.zeros(3)))
+
+
+def test_jvp_vec_is_a_jacobian_product(layer) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(2)
+    W, b, x, y = layer_args(rng)
+    eye = np.eye(4)  # directions: the unit vectors of x -> gradient wrt x in one sweep
+    _, grad_x = layer.layer.jvp_vec((W, b, x, y), (None, None, eye, None))
+    for k in range(4):
+        _, t = layer.layer.jvp((W, b, x, np.zeros(3)), (None, None, eye[:, k].copy(), None))
+        assert grad_x[k] == pytest.approx(t, rel=1e-14)
+
+
+def test_raw_c_functions_are_reachable(layer) -> None:  # type: ignore[no-untyped-def]
+    assert callable(layer.layer_d) and callable(layer.layer_dv)
+
+
+@pytest.mark.parametrize("bad, exc, fragment", [
+    (lambda W, b, x, y: (W.tolist(), b, x, y), TypeError, "'W' must be a NumPy array"),
+    (lambda W, b, x, y: (W.astype(np.float32), b, x, y), TypeError, "'W' must have dtype float64"),
+    (lambda W, b, x, y: (W.ravel(), b, x, y), ValueError, "'W' must have 2 dimension"),
+    (lambda W, b, x, y: (np.asfortranarray(W), b, x, y), ValueError, "'W' must be C-contiguous"),
+    (lambda W, b, x, y: (W, b, x, _readonly(y)), ValueError, "'y' is written"),
+    (lambda W, b, x, y: (W, b, x, x[:3]), ValueError, "overlap"),
+    (lambda W, b, x, y: (W, b, x), TypeError, "takes 4 argument"),
+])
+def test_bad_arguments_raise_naming_the_argument(layer, bad, exc, fragment) -> None:  # type: ignore[no-untyped-def]
+    args = layer_args(np.random.default_rng(3))
+    with pytest.raises(exc, match=fragment):
+        layer.layer(*bad(*args))
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = a.copy()
+    a.flags.writeable = False
+    return a
+
+
+def test_scalar_argument_types_are_checked() -> None:
+    m = adgen.load(str(EX / "pow_while.py"))
+    assert m.power(2.0, 10) == 1024.0
+    with pytest.raises(TypeError, match="'n' must be an int"):
+        m.power(2.0, 1.5)
+    with pytest.raises(ValueError, match="'n' is not differentiated"):
+        m.power.jvp((2.0, 3), (1.0, 1))
+    value, tangent = m.power.jvp((2.0, 3), (1.0, None))
+    assert (value, tangent) == (8.0, 12.0)
+
+
+def test_tuple_returns() -> None:
+    m = adgen.load(str(EX / "polar.py"))
+    r, theta = m.to_polar(3.0, 4.0)
+    assert r == 5.0
+    (r2, _), (rd, thetad) = m.to_polar.jvp((3.0, 4.0), (1.0, 0.0))
+    assert r2 == 5.0 and rd == pytest.approx(0.6) and thetad == pytest.approx(-4.0 / 25.0)
+
+
+def test_load_is_cached(tmp_path: Path) -> None:
+    import time
+    t0 = time.perf_counter()
+    adgen.load(str(EX / "recursive.py"))
+    first = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    adgen.load(str(EX / "recursive.py"))
+    second = time.perf_counter() - t0
+    assert second < first  # the second load finds the extension in the cache
+    del tmp_path
+
+
+def test_calling_the_generated_code_from_c(tmp_path: Path) -> None:
+    """A C program uses the tangent with no Python at run time."""
+    out = tmp_path / "gen"
+    r = subprocess.run(["adgen", str(EX / "rosenbrock.py"), "--mode", "primal", "--mode", "forward",
+                        "-o", str(out), "-q"], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    main = tmp_path / "main.c"
+    main.write_text(
+        '#include <stdio.h>\n#include "rosenbrock.h"\n#include "rosenbrock_d.h"\n'
+        "int main(void) {\n"
+        "    double x[3] = {1.0, 2.0, 3.0};\n"
+        "    double g[3];\n"
+        "    for (int i = 0; i < 3; ++i) {\n"
+        "        double xd[3] = {0.0, 0.0, 0.0};\n"
+        "        double yd;\n"
+        "        xd[i] = 1.0;\n"
+        "        rosenbrock_d(x, xd, 3, &yd);\n"
+        "        g[i] = yd;\n"
+        "    }\n"
+        '    printf("%.6f %.6f %.6f %.6f\\n", rosenbrock(x, 3), g[0], g[1], g[2]);\n'
+        "    return 0;\n}\n")
+    exe = tmp_path / "main"
+    cc = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-O2", f"-I{out}",
+                         str(main), str(out / "rosenbrock.c"), str(out / "rosenbrock_d.c"), "-lm",
+                         "-o", str(exe)], capture_output=True, text=True, check=False)
+    assert cc.returncode == 0, cc.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, check=True)
+    value, *grad = (float(v) for v in run.stdout.split())
+    assert value == pytest.approx(201.0)
+    assert grad == pytest.approx([-400.0, 1002.0, -200.0])

@@ -1,0 +1,128 @@
+"""The command line contract (DESIGN.md section 6)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from helpers import ROOT, run_cli
+
+ROSEN = ROOT / "examples" / "rosenbrock.py"
+
+
+def test_forward_build_check_passes(tmp_path: Path) -> None:
+    r = run_cli(str(ROSEN), "--mode", "forward", "-o", str(tmp_path / "out"), "--build", "--check")
+    assert r.returncode == 0, r.stderr
+    assert "rosenbrock" in r.stdout and "tangent vs finite differences" in r.stdout
+    assert "0 failed" in r.stdout
+    for name in ("rosenbrock_d.c", "rosenbrock_d.h", "adgen_runtime.h"):
+        assert (tmp_path / "out" / name).exists()
+        assert str(tmp_path / "out" / name) in r.stdout
+
+
+def test_modes_repeat_and_name_files(tmp_path: Path) -> None:
+    r = run_cli(str(ROSEN), "--mode", "primal", "--mode", "forward", "--mode", "vector-forward",
+                "-o", str(tmp_path), "-q")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ""
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["adgen_runtime.h", "rosenbrock.c", "rosenbrock.h", "rosenbrock_d.c",
+                     "rosenbrock_d.h", "rosenbrock_dv.c", "rosenbrock_dv.h"]
+    assert "rosenbrock_dv(" in (tmp_path / "rosenbrock_dv.h").read_text()
+
+
+def test_output_is_byte_identical_across_runs(tmp_path: Path) -> None:
+    outs = []
+    for seed in ("1", "2"):
+        cwd = tmp_path / seed
+        cwd.mkdir()
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        r = run_cli(str(ROOT / "examples" / "polar.py"), "--mode", "forward", "--mode",
+                    "vector-forward", "-o", "out", "-q", env=env, cwd=cwd)
+        assert r.returncode == 0, r.stderr
+        outs.append({p.name: p.read_bytes() for p in (cwd / "out").iterdir()})
+    assert outs[0] == outs[1]
+
+
+def test_unchanged_outputs_keep_their_timestamp(tmp_path: Path) -> None:
+    assert run_cli(str(ROSEN), "-o", str(tmp_path), "-q").returncode == 0
+    target = tmp_path / "rosenbrock_d.c"
+    old = target.stat().st_mtime_ns
+    time.sleep(0.05)
+    assert run_cli(str(ROSEN), "-o", str(tmp_path), "-q").returncode == 0
+    assert target.stat().st_mtime_ns == old
+
+
+def test_make_dependency_file(tmp_path: Path) -> None:
+    dep = tmp_path / "deps" / "r.d"
+    dep.parent.mkdir()
+    r = run_cli(str(ROSEN), "-o", str(tmp_path), "-MD", "-MF", str(dep), "-q")
+    assert r.returncode == 0, r.stderr
+    text = dep.read_text()
+    targets, deps = text.split(":", 1)
+    assert str(tmp_path / "rosenbrock_d.c") in targets.split()
+    assert deps.split() == [str(ROSEN)]
+    r = run_cli(str(ROSEN), "-o", str(tmp_path / "o2"), "-MD", "-q")
+    assert (tmp_path / "o2" / "rosenbrock.d").exists()
+
+
+def test_head_selects_function_inputs_and_outputs(tmp_path: Path) -> None:
+    r = run_cli(str(ROOT / "examples" / "piecewise.py"), "--head", "piecewise(return)/(a)",
+                "-o", str(tmp_path), "-q")
+    assert r.returncode == 0, r.stderr
+    header = (tmp_path / "piecewise_d.h").read_text()
+    assert "double piecewise_d(double x, double a, double ad, double *retd);" in header
+
+
+def test_wrt_and_of_restrict_the_tangent(tmp_path: Path) -> None:
+    r = run_cli(str(ROOT / "examples" / "layer.py"), "--wrt", "x", "--of", "return", "-o",
+                str(tmp_path), "-q", "--check")
+    assert r.returncode == 0, r.stderr + r.stdout
+    header = (tmp_path / "layer_d.h").read_text()
+    assert "Wd" not in header and "const double *xd" in header
+
+
+def test_bad_option_values_exit_2(tmp_path: Path) -> None:
+    for args, fragment in [
+        (["--wrt", "nope"], "--wrt: 'nope'"),
+        (["--functions", "missing"], "no function named 'missing'"),
+        (["--mode", "reverse"], "not supported yet"),
+        (["--target", "cuda"], "not supported yet"),
+        (["--mode", "sideways"], "invalid choice"),
+    ]:
+        r = run_cli(str(ROSEN), *args, "-o", str(tmp_path / "x"))
+        assert r.returncode == 2, (args, r.stderr)
+        assert fragment in r.stderr, (args, r.stderr)
+        assert "Traceback" not in r.stderr
+        assert not (tmp_path / "x").exists()
+
+
+def test_missing_file_exits_2(tmp_path: Path) -> None:
+    r = run_cli(str(tmp_path / "nope.py"))
+    assert r.returncode == 2 and "cannot read" in r.stderr
+
+
+def test_check_failure_exits_1(tmp_path: Path) -> None:
+    # CPython and C disagree on purpose: a module constant that CPython reads as 1 + 1e-9
+    # is not possible to miscompile, so break agreement with a division by zero instead.
+    src = tmp_path / "bad.py"
+    src.write_text("def f(x: float) -> float:\n    return x / (x - x)\n")
+    r = run_cli(str(src), "-o", str(tmp_path / "o"), "--check")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "FAIL" in r.stdout
+
+
+def test_dump_ir(tmp_path: Path) -> None:
+    r = run_cli(str(ROSEN), "--dump-ir", "-o", str(tmp_path), "-q")
+    assert r.returncode == 0
+    assert "func @rosenbrock_d(" in r.stdout and "for %i" in r.stdout
+    r = run_cli(str(ROSEN), "--dump-ir=all", "-o", str(tmp_path), "-q")
+    assert "after lower" in r.stdout and "after dce" in r.stdout
+
+
+def test_help_and_version() -> None:
+    r = run_cli("--help")
+    assert r.returncode == 0 and "--mode" in r.stdout and "--wrt" in r.stdout
+    r = run_cli("--version")
+    assert r.returncode == 0 and r.stdout.startswith("adgen ")

@@ -1,0 +1,127 @@
+"""IR passes one at a time, in the filecheck spirit: input, pass, expected IR lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from adgen.transpile.frontend.parse import parse_module
+from adgen.transpile.ir.builder import Builder
+from adgen.transpile.ir.core import NOWHERE, Function, Region, Result, Return, Value
+from adgen.transpile.ir.printer import print_function
+from adgen.transpile.ir.types import F64, I64
+from adgen.transpile.ir.verifier import VerifyError, verify_function
+from adgen.transpile.pipeline import SIMPLIFY, simplify
+from adgen.transpile.transforms.cse import cse
+from adgen.transpile.transforms.dce import dce
+from adgen.transpile.transforms.fold import fold
+
+
+def lower(src: str, name: str = "f") -> Function:
+    m = parse_module("t.py", src)
+    fn = m.function(name)
+    verify_function(fn)
+    return fn
+
+
+def ops(fn: Function) -> list[str]:
+    return [line.split("//")[0].strip() for line in print_function(fn).splitlines()]
+
+
+def test_pipeline_lists_each_pass_once() -> None:
+    names = [n for n, _ in SIMPLIFY]
+    assert names == ["fold", "cse", "dce"]
+    assert len(set(names)) == len(names)
+
+
+def test_fold_constants_and_identities() -> None:
+    fn = lower("def f(x: float) -> float:\n    y = x * (2.0 * 3.0)\n    return y * 1.0 + 0.0\n")
+    assert fold(fn)
+    verify_function(fn)
+    text = print_function(fn)
+    assert "const 6.0" in text
+    assert "mul %x, %" in text
+    dce(fn)
+    assert [o for o in ops(fn) if o.startswith("%") or o.startswith("return")] == [
+        "%1 = const 6.0 : f64", "%y = mul %x, %1 : f64", "return %y"]
+
+
+def test_fold_if_on_constant_condition() -> None:
+    fn = lower("def f(x: float) -> float:\n    if 1 < 2:\n        y = x\n    else:\n        y = -x\n"
+               "    return y\n")
+    simplify(fn)
+    assert "if" not in print_function(fn).split("{", 1)[1]
+    assert ops(fn)[-2] == "return %x"
+
+
+def test_fold_respects_python_floor_division() -> None:
+    fn = lower("def f(x: float) -> int:\n    a = -7\n    return a // 2 + a % 2\n")
+    assert "floordiv" in print_function(fn)
+    simplify(fn)
+    text = print_function(fn)
+    assert "floordiv" not in text
+    assert "const -3 : i64" in text  # -4 + 1 as in Python, not C's -3 + -1
+
+
+def test_cse_shares_loads_and_arithmetic() -> None:
+    fn = lower("from adgen import Array, f64\n"
+               "def f(a: Array[f64], i: int) -> float:\n    return a[i] * a[i] + a[i]\n")
+    assert cse(fn)
+    verify_function(fn)
+    assert print_function(fn).count("load") == 1
+
+
+def test_cse_does_not_share_loads_across_stores() -> None:
+    fn = lower("from adgen import Array, f64\n"
+               "def f(a: Array[f64]) -> float:\n    t = a[0]\n    a[0] = 2.0\n    return t + a[0]\n")
+    cse(fn)
+    assert print_function(fn).count("load") == 2
+
+
+def test_dce_removes_dead_loop_carried_value() -> None:
+    fn = lower("def f(x: float, n: int) -> float:\n    s = x\n    t = x\n"
+               "    for i in range(n):\n        s = s + 1.0\n        t = t * t\n    return s\n")
+    before = print_function(fn)
+    assert "%t" in before
+    assert dce(fn)
+    verify_function(fn)
+    after = print_function(fn)
+    assert "mul" not in after and "%t" not in after
+    assert "add" in after
+
+
+def test_dce_keeps_stores_and_their_loops() -> None:
+    fn = lower("from adgen import Array, f64\n"
+               "def f(a: Array[f64]) -> None:\n    for i in range(len(a)):\n        a[i] = 0.0\n")
+    dce(fn)
+    assert "store" in print_function(fn)
+
+
+def test_verifier_rejects_use_before_definition() -> None:
+    x = Value(F64, "x")
+    body = Region([x])
+    b = Builder(body, NOWHERE)
+    late = Value(F64, "late")
+    y = b.prim("add", x, x)
+    body.ops[-1].operands[1] = late
+    body.ops.append(Return([y], [], NOWHERE))
+    fn = Function("f", body, [Result("return", F64)], NOWHERE)
+    with pytest.raises(VerifyError, match="not defined before its use"):
+        verify_function(fn)
+
+
+def test_verifier_rejects_type_mismatch_at_return() -> None:
+    x = Value(I64, "x")
+    body = Region([x])
+    body.ops.append(Return([x], [], NOWHERE))
+    fn = Function("f", body, [Result("return", F64)], NOWHERE)
+    with pytest.raises(VerifyError, match="return"):
+        verify_function(fn)
+
+
+def test_printer_shows_structure_and_locations() -> None:
+    fn = lower("def f(x: float, n: int) -> float:\n    r = 1.0\n    k = 0\n    while k < n:\n"
+               "        r = r * x\n        k += 1\n    return r\n")
+    simplify(fn)
+    text = print_function(fn)
+    assert "while(" in text and "cond {" in text and "condition" in text
+    assert "// line 5" in text
