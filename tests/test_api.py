@@ -149,3 +149,31 @@ def test_calling_the_generated_code_from_c(tmp_path: Path) -> None:
     value, *grad = (float(v) for v in run.stdout.split())
     assert value == pytest.approx(201.0)
     assert grad == pytest.approx([-400.0, 1002.0, -200.0])
+
+
+def test_debug_build_reports_out_of_range_index(tmp_path: Path) -> None:
+    src = tmp_path / "oob.py"
+    src.write_text("from adgen import Array, f64\n\n"
+                   "def get(x: Array[f64], i: int) -> float:\n    return x[i]\n")
+    code = ("import numpy as np, adgen\n"
+            f"m = adgen.load({str(src)!r}, debug=True)\n"
+            "print(m.get(np.ones(3), 2))\n"
+            "m.get(np.ones(3), 3)\n")
+    import sys
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert r.returncode != 0
+    assert r.stdout.strip() == "1.0"
+    assert "oob.py:4: index 3 out of range for extent 3" in r.stderr
+
+
+def test_assert_is_checked_in_debug_builds_only(tmp_path: Path) -> None:
+    src = tmp_path / "a.py"
+    src.write_text("def f(x: float) -> float:\n    assert x > 0.0, 'x must be positive'\n"
+                   "    return x\n")
+    import sys
+    code = ("import adgen\n"
+            f"print(adgen.load({str(src)!r}).f(-1.0))\n"
+            f"adgen.load({str(src)!r}, debug=True).f(-1.0)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert r.stdout.strip() == "-1.0"
+    assert r.returncode != 0 and "a.py:2: assertion failed: x must be positive" in r.stderr

@@ -49,3 +49,14 @@ def test_golden(example: Path, update_goldens: bool) -> None:
             assert f.text == golden.read_text(), (
                 f"{f.name} differs from tests/golden/{f.name}; if the change is intended, run "
                 "pytest --update-goldens and review the diff")
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_three_way_check_in_single_precision(example: Path) -> None:
+    report = adgen.check(str(example), modes=("forward", "vector-forward"), precision="f32")
+    assert report.ok, "\n" + report.table()
+
+
+def test_debug_build_checks_pass_on_valid_inputs() -> None:
+    report = adgen.check(str(EXAMPLES[0].parent / "heat.py"), debug=True)
+    assert report.ok, "\n" + report.table()

@@ -33,7 +33,7 @@ double piecewise_d(double x, double xd, double a, double ad, double *retd)
             double tmp_1 = sin(x);
             double tmp_2 = exp(-x);
             y = a * tmp_1 + tmp_2;
-            yd = tmp_1 * ad + a * (cos(x) * xd) + tmp_2 * -xd;
+            yd = tmp_1 * ad + a * (cos(x) * xd) - tmp_2 * xd;
         } else {
             /* piecewise.py:12: y = math.log(x) / a */
             double y_1 = log(x) / a;

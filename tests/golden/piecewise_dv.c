@@ -36,7 +36,7 @@ double piecewise_dv(double x, const double *xd, double a, const double *ad, int6
             double tmp_2 = cos(x);
             double tmp_3 = exp(-x);
             y = a * tmp_1 + tmp_3;
-            for (int64_t k = 0; k < nbdirs; ++k) yd[k] = tmp_1 * ad[k] + a * (tmp_2 * xd[k]) + tmp_3 * -xd[k];
+            for (int64_t k = 0; k < nbdirs; ++k) yd[k] = tmp_1 * ad[k] + a * (tmp_2 * xd[k]) - tmp_3 * xd[k];
         } else {
             /* piecewise.py:12: y = math.log(x) / a */
             double tmp_4 = 1.0 / x;

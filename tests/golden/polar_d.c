@@ -58,7 +58,7 @@ double spiral_length_d(const double *xs, const double *xsd, int64_t xs_shape0, c
         double tmp_1 = 0.5 * r;
         double tmp_2 = tmp_1 * r;
         total = total + (r * tmp + tmp_2 * theta);
-        totald = totald + (tmp * rd + r * -(sin(theta) * thetad) + (theta * (r * (0.5 * rd) + tmp_1 * rd) + tmp_2 * thetad));
+        totald = totald + (tmp * rd - r * (sin(theta) * thetad) + (theta * (r * (0.5 * rd) + tmp_1 * rd) + tmp_2 * thetad));
     }
     /* polar.py:19: return total */
     *retd = totald;

@@ -70,7 +70,7 @@ double spiral_length_dv(const double *xs, const double *xsd, int64_t xs_shape0, 
         double tmp_2 = 0.5 * r;
         double tmp_3 = tmp_2 * r;
         total = total + (r * tmp + tmp_3 * theta);
-        for (int64_t k = 0; k < nbdirs; ++k) totald[k] = totald[k] + (tmp * rd[k] + r * -(tmp_1 * thetad[k]) + (theta * (r * (0.5 * rd[k]) + tmp_2 * rd[k]) + tmp_3 * thetad[k]));
+        for (int64_t k = 0; k < nbdirs; ++k) totald[k] = totald[k] + (tmp * rd[k] - r * (tmp_1 * thetad[k]) + (theta * (r * (0.5 * rd[k]) + tmp_2 * rd[k]) + tmp_3 * thetad[k]));
     }
     /* polar.py:19: return total */
     for (int64_t k = 0; k < nbdirs; ++k) retd[k] = totald[k];

@@ -31,7 +31,7 @@ double rosenbrock_d(const double *x, const double *xd, int64_t x_shape0, double 
         double tmp_1 = x[tmp] - x_i * x_i;
         double tmp_2 = 1.0 - x_i;
         s = s + (100.0 * (tmp_1 * tmp_1) + tmp_2 * tmp_2);
-        sd = sd + (100.0 * (2.0 * tmp_1 * (xd[tmp] - 2.0 * x_i * xd_i)) + 2.0 * tmp_2 * -xd_i);
+        sd = sd + (100.0 * (2.0 * tmp_1 * (xd[tmp] - 2.0 * x_i * xd_i)) - 2.0 * tmp_2 * xd_i);
     }
     /* rosenbrock.py:10: return s */
     *retd = sd;

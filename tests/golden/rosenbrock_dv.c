@@ -36,7 +36,7 @@ double rosenbrock_dv(const double *x, const double *xd, int64_t x_shape0, int64_
         double tmp_4 = 1.0 - x_i;
         double tmp_5 = 2.0 * tmp_4;
         s = s + (100.0 * (tmp_2 * tmp_2) + tmp_4 * tmp_4);
-        for (int64_t k = 0; k < nbdirs; ++k) sd[k] = sd[k] + (100.0 * (tmp_3 * (xd[tmp * nbdirs + k] - tmp_1 * xd_i[k])) + tmp_5 * -xd_i[k]);
+        for (int64_t k = 0; k < nbdirs; ++k) sd[k] = sd[k] + (100.0 * (tmp_3 * (xd[tmp * nbdirs + k] - tmp_1 * xd_i[k])) - tmp_5 * xd_i[k]);
     }
     /* rosenbrock.py:10: return s */
     for (int64_t k = 0; k < nbdirs; ++k) retd[k] = sd[k];

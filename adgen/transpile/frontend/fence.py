@@ -84,7 +84,8 @@ class Fence(cst.CSTVisitor):
             raise AdgenError(self.loc(node),
                              "nested functions are not supported (define it at module level)")
         if node.asynchronous is not None:
-            raise AdgenError(self.loc(node), "async functions are not supported")
+            raise AdgenError(self.loc(node), "async functions are not supported (write a plain "
+                                             "def)")
         self.depth += 1
         self._allow_docstring(node.body)
 
@@ -107,7 +108,8 @@ class Fence(cst.CSTVisitor):
         if node.orelse is not None:
             raise AdgenError(self.loc(node.orelse), "for/else is not supported (use a flag variable)")
         if node.asynchronous is not None:
-            raise AdgenError(self.loc(node), "async for is not supported")
+            raise AdgenError(self.loc(node), "async for is not supported (write for i in "
+                                             "range(...))")
 
     def visit_While(self, node: cst.While) -> None:
         if node.orelse is not None:
@@ -124,11 +126,19 @@ class Fence(cst.CSTVisitor):
                              "default parameter values are not supported (pass every argument)")
 
     def visit_Parameters(self, node: cst.Parameters) -> None:
-        if not isinstance(node.star_arg, cst.MaybeSentinel) and node.star_arg is not None:
+        if isinstance(node.star_arg, cst.Param):
             raise AdgenError(self.loc(node.star_arg), "*args is not supported (name each parameter)")
         if node.star_kwarg is not None:
             raise AdgenError(self.loc(node.star_kwarg), "**kwargs is not supported (name each parameter)")
+        if isinstance(node.star_arg, cst.ParamStar):
+            raise AdgenError(self.loc(node.star_arg), "keyword-only parameters are not supported "
+                                                      "(write plain parameters, without *)")
+        if isinstance(node.posonly_ind, cst.ParamSlash):
+            raise AdgenError(self.loc(node.posonly_ind), "positional-only parameters are not "
+                                                         "supported (write plain parameters, "
+                                                         "without /)")
         if node.kwonly_params or node.posonly_params:
             bad = (node.kwonly_params or node.posonly_params)[0]
             raise AdgenError(self.loc(bad),
-                             "keyword-only and positional-only parameters are not supported")
+                             "keyword-only and positional-only parameters are not supported "
+                             "(write plain parameters, without / or *)")

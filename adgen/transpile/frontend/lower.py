@@ -42,6 +42,7 @@ COMPARES: dict[type, str] = {
     cst.LessThan: "lt", cst.LessThanEqual: "le", cst.GreaterThan: "gt",
     cst.GreaterThanEqual: "ge", cst.Equal: "eq", cst.NotEqual: "ne",
 }
+I64_MIN, I64_MAX = -2 ** 63, 2 ** 63 - 1
 #: float ** small integer constant becomes multiplication (DESIGN.md section 1)
 MAX_POWER_BY_MULTIPLICATION = 4
 
@@ -91,6 +92,10 @@ class FunctionLowering:
     def literal(self, node: cst.CSTNode, value: float | int | bool) -> Value:
         if isinstance(value, bool):
             return self.at(node).const(value, BOOL)
+        if isinstance(value, int) and not I64_MIN <= value <= I64_MAX:
+            raise self.error(node, f"the integer {value if abs(value) < 10 ** 30 else 'constant'} "
+                                   "does not fit in 64 bits (integers are 64-bit; write a float, "
+                                   "e.g. 1e30)")
         t = I64 if isinstance(value, int) else self.float_type
         v = self.at(node).const(value, t)
         self.weak.add(id(v))
@@ -109,7 +114,8 @@ class FunctionLowering:
         if t == to:
             return v
         if not isinstance(t, ScalarType):
-            raise self.error(node, f"{what}: expected {to}, got an array")
+            raise self.error(node, f"{what}: expected {to}, got an array (use one element, "
+                                   "e.g. a[i])")
         if to.is_float and (t.is_int or t.is_float and self.is_weak(v)):
             return self.at(node).cast(v, to)
         if to.is_float and t.is_float:
@@ -118,8 +124,9 @@ class FunctionLowering:
             return self.at(node).cast(v, to)
         if to.is_int and t.is_int:
             return self.at(node).cast(v, to)
-        raise self.error(node, f"{what}: expected {to}, got {t}"
-                         + (" (use int(...) to convert)" if to.is_int and t.is_float else ""))
+        hint = ("use int(...) to convert" if to.is_int and t.is_float else
+                "compare explicitly, e.g. x != 0" if to.is_bool else "use 1.0 if b else 0.0")
+        raise self.error(node, f"{what}: expected {to}, got {t} ({hint})")
 
     # -- function ------------------------------------------------------------------
     def lower(self) -> Function:
@@ -231,11 +238,13 @@ class FunctionLowering:
         targets = [t.target for t in node.targets]
         if isinstance(node.value, cst.Tuple) or any(isinstance(t, cst.Tuple) for t in targets):
             if len(targets) != 1 or not isinstance(targets[0], cst.Tuple):
-                raise self.error(node, "unpack a tuple into one tuple of names: a, b = ...")
+                raise self.error(node, "this tuple assignment is not supported (unpack into one "
+                                       "tuple of names: a, b = ...)")
             self.unpack(targets[0], node.value)
             return
         if isinstance(node.value, cst.Call) and self.returns_tuple(node.value):
-            raise self.error(node.value, "this call returns a tuple; unpack it (a, b = f(...))")
+            raise self.error(node.value, "this call returns a tuple; unpack it "
+                                         f"(a, b = {_spelled(node.value.func)}(...))")
         value = self.expr(node.value)
         for t in targets:
             self.bind_target(t, value)
@@ -247,12 +256,14 @@ class FunctionLowering:
         elif isinstance(value_node, cst.Call):
             values = self.call(value_node, allow_tuple=True)
             if not self.returns_tuple(value_node):
-                raise self.error(value_node, "this call does not return a tuple")
+                raise self.error(value_node, "this call does not return a tuple (assign its value "
+                                             "to one name)")
         else:
-            raise self.error(value_node, "only a tuple of values or a call returning a tuple can be "
-                                         "unpacked")
+            raise self.error(value_node, "this value cannot be unpacked (unpack a tuple of values "
+                                         "or a call returning a tuple)")
         if len(values) != len(elems):
-            raise self.error(target, f"cannot unpack {len(values)} values into {len(elems)} names")
+            raise self.error(target, f"cannot unpack {len(values)} values into {len(elems)} names "
+                                     "(use one name per value)")
         for t, v in zip(elems, values, strict=True):
             self.bind_target(t, v)
 
@@ -268,11 +279,13 @@ class FunctionLowering:
             array, indices = self.subscript_parts(target)
             self.store(target, array, indices, value)
         else:
-            raise self.error(target, "only names and array elements can be assigned to")
+            raise self.error(target, "assigning to this is not supported (assign to a name or an "
+                                     "array element)")
 
     def bind(self, node: cst.CSTNode, name: str, value: Value, declared: Type | None = None) -> None:
         if name in self.scope.functions:
-            raise self.error(node, f"'{name}' is a function of this module and cannot be assigned")
+            raise self.error(node, f"'{name}' is a function of this module and cannot be assigned "
+                                   "(use another name)")
         if name in self.scope.constants:
             raise self.error(node, f"'{name}' is a module constant and cannot be assigned "
                                    "(module-level names must not change)",
@@ -333,13 +346,15 @@ class FunctionLowering:
 
     def ann_assign(self, node: cst.AnnAssign) -> None:
         if not isinstance(node.target, cst.Name):
-            raise self.error(node.target, "only names can be annotated")
+            raise self.error(node.target, "this annotation is not supported (annotate a local "
+                                          "name, e.g. k: int = 0)")
         declared = self.annotations.annotation(node.annotation.annotation)
         name = node.target.value
         prev = self.bindings.get(name)
         if prev is not None and prev.type != declared:
             raise self.error(node.annotation, f"'{name}' is annotated {declared} but was bound as "
-                             f"{prev.type}", [Note(prev.loc, "first bound here")])
+                             f"{prev.type} (a local keeps one type; use a new name)",
+                             [Note(prev.loc, "first bound here")])
         if node.value is None:
             self.bindings[name] = Binding(declared, self.loc_of(node.target))
             return
@@ -365,7 +380,8 @@ class FunctionLowering:
             result = self.binary(node, opname, current, rhs)
             self.store(node.target, array, indices, result)
         else:
-            raise self.error(node.target, "only names and array elements can be assigned to")
+            raise self.error(node.target, "assigning to this is not supported (assign to a name or "
+                                          "an array element)")
 
     def store(self, node: cst.CSTNode, array: Value, indices: list[Value], value: Value) -> None:
         assert isinstance(array.type, ArrayType)
@@ -377,7 +393,7 @@ class FunctionLowering:
     # -- return -----------------------------------------------------------------------
     def return_statement(self, node: cst.Return) -> None:
         want = self.sig.results
-        if node.value is None:
+        if node.value is None or isinstance(node.value, cst.Name) and node.value.value == "None":
             values: list[Value] = []
         elif isinstance(node.value, cst.Tuple):
             values = [self.expr(e.value) for e in node.value.elements]
@@ -425,7 +441,8 @@ class FunctionLowering:
                 merged.append(name)
         results = [Value(live[0][n].type, n) for n in merged] if live else []
         if any(isinstance(r.type, ArrayType) for r in results):
-            raise self.error(node, "an array variable is bound differently in the branches of this if")
+            raise self.error(node, "an array variable is bound differently in the branches of this "
+                                   "if (bind the array once, before the if)")
         op.results = results
         for r in results:
             r.owner = op
@@ -447,15 +464,18 @@ class FunctionLowering:
 
     def for_statement(self, node: cst.For) -> None:
         if not isinstance(node.target, cst.Name):
-            raise self.error(node.target, "the loop variable must be a single name")
+            raise self.error(node.target, "the loop variable must be a single name "
+                                          "(write for i in range(...))")
         it = node.iter
         if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name)
                 and it.func.value in ("range", "prange")):
-            raise self.error(it, "only 'for i in range(...)' loops are supported")
+            raise self.error(it, "this loop is not supported (write for i in range(...); for an "
+                                 "array, for i in range(len(a)))")
         if it.func.value == "prange":
             raise self.error(it.func, "prange is not yet supported (use range)")
         if any(a.keyword is not None for a in it.args) or not 1 <= len(it.args) <= 3:
-            raise self.error(it, "range takes 1 to 3 positional integer arguments")
+            raise self.error(it, "range takes 1 to 3 positional integer arguments (write "
+                                 "range(stop), range(start, stop) or range(start, stop, step))")
         bounds = [self.int_value(a.value, self.expr(a.value), "range argument") for a in it.args]
         b = self.at(node)
         if len(bounds) == 1:
@@ -465,7 +485,8 @@ class FunctionLowering:
         else:
             start, stop, step = bounds
             if self.const_value(step) == 0:
-                raise self.error(it.args[2], "range step must not be zero")
+                raise self.error(it.args[2], "range step must not be zero (use a positive or a "
+                                             "negative step)")
         var = node.target.value
         if var in self.env or var in self.bindings and self.bindings[var].type != I64:
             prev = self.bindings[var]
@@ -558,7 +579,8 @@ class FunctionLowering:
             values = self.call(node)
             return values[0]
         if isinstance(node, cst.Tuple):
-            raise self.error(node, "tuples are only supported in return and unpacking assignments")
+            raise self.error(node, "a tuple is not a value here (tuples are only supported in "
+                                   "return and unpacking assignments)")
         raise self.error(node, f"this expression is not supported ({type(node).__name__})")
 
     def name_value(self, node: cst.Name) -> Value:
@@ -567,6 +589,9 @@ class FunctionLowering:
             return self.env[name]
         if name in ("True", "False"):
             return self.at(node).const(name == "True", BOOL)
+        if name == "None":
+            raise self.error(node, "None is not a value in adgen modules (only scalars and arrays; "
+                                   "a function annotated -> None returns with a bare return)")
         if name in self.scope.constants:
             c = self.scope.constants[name]
             return self.at(node).const(c.value, c.type, name=None)
@@ -580,7 +605,8 @@ class FunctionLowering:
             raise self.error(node, f"'{name}' is declared but never assigned before this use "
                                    "(assign it first)")
         if name in self.scope.functions:
-            raise self.error(node, f"function '{name}' can only be called, not used as a value")
+            raise self.error(node, f"function '{name}' can only be called, not used as a value "
+                                   f"(call it: {name}(...))")
         raise self.error(node, f"unknown name '{name}' (use a parameter, a local variable or a "
                                "module constant)")
 
@@ -594,7 +620,8 @@ class FunctionLowering:
                 raise self.error(node, f"'{node.value.value}.{node.attr.value}' is not supported "
                                        "here (call an intrinsic or use math.pi, math.e, math.inf)")
         if node.attr.value == "shape":
-            raise self.error(node, "use a.shape[k] with a constant k")
+            raise self.error(node, "this use of .shape is not supported (use a.shape[k] with a "
+                                   "constant k)")
         raise self.error(node, "attributes are not supported (only a.shape[k] and math/numpy names)")
 
     def subscript_parts(self, node: cst.Subscript) -> tuple[Value, list[Value]]:
@@ -622,17 +649,21 @@ class FunctionLowering:
         if isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
             array = self.expr(node.value.value)
             if not isinstance(array.type, ArrayType):
-                raise self.error(node.value.value, "only arrays have a shape")
+                raise self.error(node.value.value, f"a {array.type} has no shape (only arrays have "
+                                                   "a shape)")
             if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
-                raise self.error(node, "use a.shape[k] with a constant k")
+                raise self.error(node, "this use of .shape is not supported (use a.shape[k] with a "
+                                       "constant k)")
             k = node.slice[0].slice.value
             kv = self.expr(k)
             axis = self.const_value(kv)
             if not isinstance(axis, int) or isinstance(axis, bool):
-                raise self.error(k, "the axis in a.shape[k] must be a constant integer")
+                raise self.error(k, "the axis in a.shape[k] must be a constant integer (write "
+                                    "a.shape[0], a.shape[1], ...)")
             nd = array.type.ndim
             if not -nd <= axis < nd:
-                raise self.error(k, f"axis {axis} is out of range for a {nd}-d array")
+                raise self.error(k, f"axis {axis} is out of range for a {nd}-d array (use 0 to "
+                                    f"{nd - 1})")
             return self.at(node).dim(array, axis % nd)
         array, indices = self.subscript_parts(node)
         return self.at(node).load(array, indices)
@@ -641,7 +672,9 @@ class FunctionLowering:
         t = v.type
         if isinstance(t, ScalarType) and t.is_int:
             return self.at(node).cast(v, I64) if t != I64 else v
-        raise self.error(node, f"{what} must be an integer, got {t}")
+        hint = "use int(...) to convert" if isinstance(t, ScalarType) and t.is_float else \
+            "use an integer expression"
+        raise self.error(node, f"{what} must be an integer, got {t} ({hint})")
 
     def scalar(self, node: cst.CSTNode, v: Value) -> ScalarType:
         if not isinstance(v.type, ScalarType):
@@ -690,7 +723,8 @@ class FunctionLowering:
             try:
                 folded = PRIMS[op].fold(ca, cb)  # type: ignore[misc]
             except ZeroDivisionError:
-                raise self.error(node, "division by zero in a constant expression") from None
+                raise self.error(node, "division by zero in a constant expression (divide by a "
+                                       "nonzero value)") from None
             return self.literal(node, folded)
         return bld.prim(op, a, b)
 
@@ -702,7 +736,8 @@ class FunctionLowering:
             try:
                 return self.literal(node, self.const_value(a) ** c)  # type: ignore[operator]
             except (ZeroDivisionError, OverflowError):
-                raise self.error(node, "cannot evaluate this constant power") from None
+                raise self.error(node, "cannot evaluate this constant power (use a smaller "
+                                       "exponent or a float base)") from None
         if ta.is_int and tb.is_int:
             if not (isinstance(c, int) and self.is_weak(b) and c >= 0):
                 raise self.error(right, "an integer raised to a power needs a constant exponent >= 0 "
@@ -734,10 +769,12 @@ class FunctionLowering:
             return self.at(node).prim("not", v)
         if isinstance(node.operator, cst.BitInvert):
             raise self.error(node.operator, "operator '~' is not supported (use not for booleans)")
+        if isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+            return self.literal(node, -int(node.expression.evaluated_value))  # -2**63 fits
         v = self.expr(node.expression)
         t = self.scalar(node, v)
         if t.is_bool:
-            raise self.error(node, "arithmetic on booleans is not supported")
+            raise self.error(node, "arithmetic on booleans is not supported (use if/else)")
         if isinstance(node.operator, cst.Plus):
             return v
         if self.is_weak(v):
@@ -763,7 +800,8 @@ class FunctionLowering:
             right = self.expr(target.comparator)
             ta, tb = self.scalar(left_node, left), self.scalar(target.comparator, right)
             if ta.is_bool != tb.is_bool:
-                raise self.error(node, "comparing a boolean with a number is not supported")
+                raise self.error(node, "comparing a boolean with a number is not supported "
+                                       "(compare numbers with numbers, booleans with booleans)")
             a, b = self.unify(node, left, right)
             cmp = self.at(node).prim(op, a, b)
             result = cmp if result is None else self.at(node).prim("and", result, cmp)
@@ -849,15 +887,16 @@ class FunctionLowering:
             mod = self.scope.modules.get(func.value.value)
             if mod is not None:
                 return (mod, func.attr.value)
-        raise self.error(func, "only module functions, math/numpy intrinsics and builtins can be "
-                               "called")
+        raise self.error(func, "calling this is not supported (only module functions, math/numpy "
+                               "intrinsics and builtins can be called)")
 
     def call(self, node: cst.Call, allow_none: bool = False, allow_tuple: bool = False) -> list[Value]:
         for a in node.args:
             if a.keyword is not None:
                 raise self.error(a, "keyword arguments are not supported (pass arguments by position)")
             if a.star:
-                raise self.error(a, "starred arguments are not supported")
+                raise self.error(a, "starred arguments are not supported (pass arguments one by "
+                                    "one)")
         key = self.callee_name(node.func)
         if key is None:
             return self.module_call(node, allow_none, allow_tuple)
@@ -870,13 +909,15 @@ class FunctionLowering:
             return [self.conversion(node, name)]
         if mod == "" and name == "len":
             if len(node.args) != 1:
-                raise self.error(node, "len takes one array")
+                raise self.error(node, "len takes one array (write len(a))")
             array = self.expr(node.args[0].value)
             if not isinstance(array.type, ArrayType):
-                raise self.error(node.args[0], "len of a non-array")
+                raise self.error(node.args[0], f"len of a {array.type} is not supported (len takes "
+                                               "an array)")
             return [self.at(node).dim(array, 0)]
         if mod == "" and name in ("range", "prange"):
-            raise self.error(node, f"{name}(...) is only supported as the iterable of a for loop")
+            raise self.error(node, f"{name}(...) is only supported as the iterable of a for loop "
+                                   f"(write for i in {name}(...))")
         if mod == "math" and name == "log" and len(node.args) == 2:
             raise self.error(node, "math.log with a base is not supported (use log(x) / log(b))")
         what = f"{mod}.{name}" if mod else name
@@ -901,7 +942,8 @@ class FunctionLowering:
         for a, v in zip(node.args, args, strict=True):
             t = self.scalar(a, v)
             if t.is_bool:
-                raise self.error(a, f"{spelled} of a boolean is not supported")
+                raise self.error(a, f"{spelled} of a boolean is not supported (use a number, e.g. "
+                                    "1.0 if b else 0.0)")
         if p.arity == 2:
             x, y = self.unify(node, args[0], args[1], floats=p.float_only)
             args = [x, y]
@@ -918,12 +960,12 @@ class FunctionLowering:
 
     def conversion(self, node: cst.Call, name: str) -> Value:
         if len(node.args) != 1:
-            raise self.error(node, f"{name}(...) takes one argument")
+            raise self.error(node, f"{name}(...) takes one argument (write {name}(x))")
         v = self.expr(node.args[0].value)
         t = self.scalar(node.args[0], v)
         if name == "int":
             if t.is_bool:
-                raise self.error(node, "int() of a boolean is not supported")
+                raise self.error(node, "int() of a boolean is not supported (use 1 if b else 0)")
             return self.at(node).cast(v, I64) if t != I64 else v
         return self.at(node).cast(v, self.float_type) if t != self.float_type else v
 
@@ -932,11 +974,13 @@ class FunctionLowering:
             raise self.error(node, "zeros(...) is only supported at the top level of a function body "
                                    "(not inside a loop or branch)")
         if len(node.args) != 1:
-            raise self.error(node, "zeros takes one argument: a length or a tuple of extents")
+            raise self.error(node, "zeros takes one argument (a length or a tuple of extents: "
+                                   "zeros(n) or zeros((n, m)); the elements are floats)")
         shape = node.args[0].value
         parts = [e.value for e in shape.elements] if isinstance(shape, cst.Tuple) else [shape]
         if not 1 <= len(parts) <= 4:
-            raise self.error(shape, "local arrays have 1 to 4 dimensions")
+            raise self.error(shape, f"a local array of {len(parts)} dimensions is not supported "
+                                    "(local arrays have 1 to 4 dimensions)")
         extents = [self.int_value(p, self.expr(p), "an extent") for p in parts]
         return self.at(node).zeros(extents, ArrayType(self.float_type, len(extents)))
 
@@ -952,14 +996,17 @@ class FunctionLowering:
             v = self.expr(a.value)
             if isinstance(p.type, ArrayType) or isinstance(v.type, ArrayType):
                 if v.type != p.type:
-                    raise self.error(a, f"argument '{p.name}' of '{sig.name}' is {p.type}, got {v.type}",
+                    raise self.error(a, f"argument '{p.name}' of '{sig.name}' is "
+                                        f"{_type_spelled(p.type)}, got {_type_spelled(v.type)} "
+                                        "(pass a value of the declared type)",
                                      [Note(p.loc, "parameter declared here")])
             else:
                 assert isinstance(p.type, ScalarType)
                 v = self.convert(a, v, p.type, f"argument '{p.name}' of '{sig.name}'")
             args.append(v)
         if not sig.results and not allow_none:
-            raise self.error(node, f"'{sig.name}' returns nothing; call it as a statement")
+            raise self.error(node, f"'{sig.name}' returns nothing and has no value (call it as a "
+                                   f"statement: {sig.name}(...))")
         if sig.returns_tuple and not allow_tuple:
             raise self.error(node, f"'{sig.name}' returns a tuple; unpack it (a, b = {sig.name}(...))")
         return self.at(node).call(sig.name, args, list(sig.results))
@@ -970,6 +1017,13 @@ AUG_OPS: dict[type, str] = {
     cst.DivideAssign: "div", cst.FloorDivideAssign: "floordiv", cst.ModuloAssign: "mod",
     cst.PowerAssign: "pow",
 }
+
+
+def _type_spelled(t: Type) -> str:
+    """A type as an annotation spells it: f64, Array[f64], Array[f64, 2]."""
+    if isinstance(t, ArrayType):
+        return f"Array[{t.elem}]" if t.ndim == 1 else f"Array[{t.elem}, {t.ndim}]"
+    return str(t)
 
 
 def _spelled(node: cst.BaseExpression) -> str:

@@ -83,8 +83,9 @@ class ScopeReader:
             elif isinstance(stmt, cst.If) and is_main_guard(stmt):
                 continue  # `if __name__ == "__main__":` runs only in CPython
             else:
-                raise self.error(stmt, "only imports, constants and function definitions may "
-                                       "appear at module level")
+                raise self.error(stmt, "this statement is not supported at module level (only "
+                                       "imports, constants and function definitions; put code in "
+                                       "a function)")
         return self.scope
 
     def small_statement(self, small: cst.BaseSmallStatement) -> None:
@@ -104,7 +105,8 @@ class ScopeReader:
         elif isinstance(small, cst.ImportFrom):
             mod = _dotted(small.module) if small.module else ""
             if small.relative:
-                raise self.error(small, "relative imports are not supported")
+                raise self.error(small, "relative imports are not supported (import math, numpy "
+                                        "or names from adgen)")
             if mod == "__future__":
                 return
             if isinstance(small.names, cst.ImportStar):
@@ -117,7 +119,8 @@ class ScopeReader:
                         raise self.error(alias, f"adgen has no name '{name}' "
                                                 f"(it provides {', '.join(sorted(ADGEN_NAMES))})")
                     if local != name:
-                        raise self.error(alias, "renaming adgen names is not supported")
+                        raise self.error(alias, "renaming adgen names is not supported "
+                                                f"(write from adgen import {name})")
                 elif mod in ("math", "numpy"):
                     self.scope.imported[local] = (mod, name)
                 elif mod == "typing":
@@ -133,18 +136,21 @@ class ScopeReader:
         elif isinstance(small, cst.Pass):
             return
         else:
-            raise self.error(small, "only imports, constants and function definitions may "
-                                    "appear at module level")
+            raise self.error(small, "this statement is not supported at module level (only "
+                                    "imports, constants and function definitions; put code in "
+                                    "a function)")
 
     def constant(self, node: cst.Assign | cst.AnnAssign) -> None:
         if isinstance(node, cst.Assign):
             if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
-                raise self.error(node, "a module constant is one name assigned a number")
+                raise self.error(node, "this module-level assignment is not supported (a module "
+                                       "constant is one name assigned a number)")
             target = node.targets[0].target
             value_node = node.value
         else:
             if not isinstance(node.target, cst.Name) or node.value is None:
-                raise self.error(node, "a module constant is one name assigned a number")
+                raise self.error(node, "this module-level assignment is not supported (a module "
+                                       "constant is one name assigned a number)")
             target = node.target
             value_node = node.value
         name = target.value
@@ -155,6 +161,10 @@ class ScopeReader:
                              "(module-level names must not change)",
                              [Note(prev.loc, f"'{name}' first assigned here")])
         value = self.const_expr(value_node)
+        if isinstance(value, int) and not isinstance(value, bool) \
+                and not -2 ** 63 <= value <= 2 ** 63 - 1:
+            raise self.error(value_node, "this integer constant does not fit in 64 bits (integers "
+                                         "are 64-bit; write a float, e.g. 1e30)")
         if isinstance(value, bool):
             t: ScalarType = BOOL
         elif isinstance(value, int):
@@ -195,18 +205,21 @@ class ScopeReader:
                 try:
                     return fn()
                 except (ZeroDivisionError, OverflowError) as exc:
-                    raise self.error(node, f"cannot evaluate this constant: {exc}") from None
+                    raise self.error(node, f"cannot evaluate this constant: {exc} (module "
+                                           "constants must evaluate to a number)") from None
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             raise self.error(node, "module constants must be numeric literals or arithmetic on "
                                    "them (compute other values inside a function)")
-        raise self.error(node, "module constants must be numeric literals or arithmetic on them")
+        raise self.error(node, "this module constant is not supported (module constants must be "
+                               "numeric literals or arithmetic on them)")
 
     # -- functions ------------------------------------------------------------
     def function(self, node: cst.FunctionDef) -> None:
         name = node.name.value
         if name in self.scope.functions:
             from .diagnostics import Note
-            raise AdgenError(self.loc_of(node.name), f"function '{name}' is defined twice",
+            raise AdgenError(self.loc_of(node.name), f"function '{name}' is defined twice "
+                                                     "(rename one of them)",
                              [Note(self.scope.functions[name].loc, "first defined here")])
         params = []
         for p in node.params.params:
@@ -239,7 +252,8 @@ class ScopeReader:
     def scalar_annotation(self, node: cst.BaseExpression) -> ScalarType:
         t = self.annotation(node)
         if not isinstance(t, ScalarType):
-            raise self.error(node, "tuple returns hold scalars only")
+            raise self.error(node, "an array in a tuple return is not supported (tuple returns "
+                                   "hold scalars only; write arrays into array parameters)")
         return t
 
     def annotation(self, node: cst.BaseExpression) -> Type:
@@ -249,15 +263,18 @@ class ScopeReader:
                 and node.value.value == "Array":
             elems = [e.slice for e in node.slice]
             if not all(isinstance(e, cst.Index) for e in elems) or not 1 <= len(elems) <= 2:
-                raise self.error(node, "write Array[f64] or Array[f64, N] with N from 1 to 4")
+                raise self.error(node, "this Array annotation is not supported (write Array[f64] "
+                                       "or Array[f64, N] with N from 1 to 4)")
             elem = self.annotation(elems[0].value)  # type: ignore[union-attr]
             if not isinstance(elem, ScalarType) or elem.is_bool:
-                raise self.error(elems[0], "array elements must be f64, f32, i64 or i32")
+                raise self.error(elems[0], f"arrays of {elem} are not supported (array elements "
+                                           "must be f64, f32, i64 or i32)")
             ndim = 1
             if len(elems) == 2:
                 nd = elems[1].value  # type: ignore[union-attr]
                 if not isinstance(nd, cst.Integer) or not 1 <= int(nd.value) <= 4:
-                    raise self.error(nd, "the number of dimensions must be 1, 2, 3 or 4")
+                    raise self.error(nd, "this number of dimensions is not supported (the number "
+                                         "of dimensions must be 1, 2, 3 or 4)")
                 ndim = int(nd.value)
             return ArrayType(elem, ndim)
         raise self.error(node, "unsupported type annotation (use float, f64, f32, int, i64, i32, "

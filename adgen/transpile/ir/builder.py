@@ -85,9 +85,11 @@ class Builder:
             return a
         if self.is_const(a, -1.0):
             return self.neg(b)
-        na = negated(a)
-        if na is not None and not isinstance(na.type, VecType):
+        na, nb = negated(a), negated(b)
+        if na is not None:
             return self.neg(self.mul(na, b))  # -(c) * t reads better as -(c * t)
+        if nb is not None:
+            return self.neg(self.mul(a, nb))
         return self.prim("mul", a, b)
 
     def div(self, a: Value, b: Value) -> Value:
