@@ -71,6 +71,7 @@ class _Layout:
     region_of: dict[int, Region] = field(default_factory=dict)
     parent_of: dict[int, Op] = field(default_factory=dict)
     loops_of: dict[int, list[Op]] = field(default_factory=dict)  # enclosing loops per op
+    index: dict[int, int] = field(default_factory=dict)  # position of an op in its region
 
 
 def c_float(value: float, t: ScalarType) -> str:
@@ -117,6 +118,7 @@ class FunctionEmitter:
         self.nbdirs: str | None = None
         self.last_line = 0
         self.region_parent: dict[int, Op] = {}
+        self.last_use_cache: dict[int, int] = {}
         self.iv_names: set[str] = set()
         self.active_ivs: list[str] = []
 
@@ -127,8 +129,9 @@ class FunctionEmitter:
 
         def region(r: Region, parent: Op | None, loops: list[Op]) -> None:
             nonlocal counter
-            for op in r.ops:
+            for k, op in enumerate(r.ops):
                 counter += 1
+                lay.index[id(op)] = k
                 lay.pos[id(op)] = counter
                 lay.region_of[id(op)] = r
                 lay.loops_of[id(op)] = loops
@@ -200,13 +203,20 @@ class FunctionEmitter:
             return False
         if isinstance(op, Load):
             ops = r.ops
-            for mid in ops[ops.index(op) + 1:ops.index(user)]:
+            first, last = self.layout.index[id(op)], self.layout.index[id(user)]
+            for mid in ops[first + 1:last]:
                 if _may_write(mid, op.operands[0]):
                     return False
         return True
 
     def last_use(self, v: Value) -> int:
         """Position after which ``v`` is dead (uses in later iterations of a loop count)."""
+        cached = self.last_use_cache.get(id(v))
+        if cached is None:
+            cached = self.last_use_cache[id(v)] = self._last_use(v)
+        return cached
+
+    def _last_use(self, v: Value) -> int:
         end = self.def_pos(v)
         def_loops = self.def_loops(v)
         for user in self.uses.get(id(v), []):

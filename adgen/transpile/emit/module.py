@@ -49,7 +49,6 @@ def _env() -> jinja2.Environment:
 
 def describe(fn: Function, sig: CSignature, module: Module) -> list[str]:
     """The comment that documents a generated function in its header."""
-    src = module.function(fn.primal) if fn.primal in {f.name for f in module.functions} else None
     where = f"{module.name}.py:{fn.loc.line}"
     lines: list[str] = []
     if fn.mode == "primal":
@@ -86,7 +85,6 @@ def describe(fn: Function, sig: CSignature, module: Module) -> list[str]:
             lines.append(f"  {p.name} [nbdirs]: tangent directions of {fn.tangent_of.get(p.name, '?')}")
     if sig.c_return is not None:
         lines.append(f"  returns the value of {fn.primal}")
-    del src
     return lines
 
 

@@ -1,0 +1,1249 @@
+"""Hypothesis strategies for random, well-typed, terminating adgen programs.
+
+The top-level strategy is :func:`programs`; each example is a :class:`Program`
+holding the module source, the name of its entry function and the arguments
+to call every function of the module with::
+
+    from programs import programs
+
+    @given(programs())
+    def test(program):
+        path = program.write(tmpdir)
+        assert adgen.check(path, args=program.all_args).ok
+
+What is generated (DESIGN.md section 1): an entry function ``f`` and up to
+two helpers ``g0``, ``g1`` (``g1`` may call ``g0``; ``f`` may call both)
+over float / int scalars and 1-D / 2-D ``Array[f64]`` parameters, returning
+a float, a tuple of floats, a (float, int) tuple or nothing.  Bodies mix
+straight-line float arithmetic and intrinsics, integer arithmetic with
+``//`` and ``%``, ``if/elif/else`` on float comparisons, ``a if c else b``,
+``for`` loops over ``range`` with dynamic bounds and steps 1, 2 or negative,
+counter-bounded ``while`` loops, ``break`` / ``continue``, early ``return``,
+array reads and writes (local ``zeros`` arrays and array parameters written
+in place), calls to helpers (tuple results unpacked with ``a, b = g(...)``),
+module-level constants and ``assert``.
+
+How the programs stay valid, terminating and numerically tame
+---------------------------------------------------------------
+The generator tracks a :class:`Scope` of typed variables while it draws
+statements, so every name is defined on every path that reaches a use and
+every local keeps one type (fresh names: ``v0`` floats, ``k0`` ints, ``b0``
+booleans, ``t0`` local arrays; loop variables ``i j l r`` are reused by
+sequential loops, as people write them).
+
+* Float expressions carry a bound on their magnitude (:class:`FExpr`).  A
+  variable's bound never shrinks; inside a loop, a variable defined outside
+  the loop may only be assigned an expression whose bound is within its own,
+  so loop-carried values cannot grow (``v = 0.5 * v + ...``, ``v *= tanh(..)``).
+  Expressions over a cap are scaled down or squashed (:func:`fit`);
+  arguments of ``exp``-like functions are capped at 2, arguments of ``log``
+  and ``sqrt`` are ``1.0 + e * e`` or ``abs(e) + 0.5``, divisors are
+  bounded away from zero.  Array elements stay within ``ARRAY_BOUND``.
+* Integer expressions carry an interval (:class:`IExpr`), so divisors of
+  ``//`` and ``%`` are nonzero, ``zeros`` extents are positive and loops
+  have bounded trip counts.  Indices are in range by construction: loop
+  variables remember which array extent they run over (:class:`Hint`), and
+  any other integer ``e`` indexes as ``e % len(x)`` or as a constant.
+* ``while`` loops are bounded by an integer counter (``k < n``) that no other
+  statement touches; ``continue`` appears only where the counter is already
+  incremented.
+* Every returned value includes an *anchor* term (a float parameter never
+  reassigned, or an element of an array never written), so the tangent is of
+  order one and the finite-difference check is meaningful.  Float inputs are
+  uniform in [0.5, 1.5] (drawn from a NumPy generator seeded by Hypothesis so
+  shrinking never moves them onto a comparison threshold).
+
+Extending it (e.g. for reverse mode): the strategies are small and composable
+(:func:`float_expr`, :func:`int_expr`, :func:`condition`, :func:`statement`,
+:func:`block`, :func:`function`); a new construct is a new branch in one of
+them that respects the bound / interval discipline above.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+# --------------------------------------------------------------------------- limits
+
+FLOAT_CAP = 8.0          #: magnitude cap of ordinary float expressions
+EXP_CAP = 2.0            #: cap of arguments of exp, expm1, sinh, cosh and of pow exponents
+ARRAY_BOUND = 2.0        #: every array element stays within [-ARRAY_BOUND, ARRAY_BOUND]
+PARAM_BOUND = 2.0        #: helpers assume float arguments within this (call sites ensure it)
+INT_PARAM = (0, 4)       #: interval of int parameters (entry and helpers)
+HELPER_EXTENT = (1, 8)   #: extents a helper's array parameter may have
+ENTRY_EXTENT = (2, 5)    #: extents of the entry's array parameters
+INT_CAP = 60             #: integer expressions stay within [-INT_CAP, INT_CAP]
+LOOP_NAMES = ("i", "j", "l", "r")
+
+#: unary intrinsics: name -> (argument kind, spellings available).  Argument kinds:
+#: "any" any float; "unit" |e| <= 1; "exp" |e| <= EXP_CAP; "pos" bounded away from 0.
+UNARY = {
+    "sin": "any", "cos": "any", "tanh": "any", "atan": "any", "erf": "any", "erfc": "any",
+    "tan": "unit", "asin": "unit", "acos": "unit",
+    "exp": "exp", "expm1": "exp", "sinh": "exp", "cosh": "exp",
+    "log": "pos", "log1p": "pos", "log2": "pos", "log10": "pos", "sqrt": "pos", "cbrt": "pos",
+    "fabs": "any",
+}
+NUMPY_NAMES = {"sin", "cos", "tan", "tanh", "exp", "expm1", "log", "log1p", "log2", "log10",
+               "sqrt", "cbrt", "sinh", "cosh", "fabs", "hypot"}
+NUMPY_RENAMED = {"atan": "arctan", "asin": "arcsin", "acos": "arccos", "atan2": "arctan2"}
+
+
+# --------------------------------------------------------------------------- expressions
+
+@dataclass(frozen=True)
+class FExpr:
+    """A float expression and a bound on its magnitude."""
+
+    text: str
+    bound: float
+
+
+@dataclass(frozen=True)
+class IExpr:
+    """An integer expression and an interval holding its value."""
+
+    text: str
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True)
+class Hint:
+    """The variable lies in ``[lo, EXT + hi]`` where ``EXT`` is the extent named ``sym``."""
+
+    sym: str
+    lo: int
+    hi: int
+
+
+def ffmt(c: float) -> str:
+    s = repr(float(c))
+    return f"({s})" if c < 0 else s
+
+
+def ifmt(c: int) -> str:
+    return f"({c})" if c < 0 else str(c)
+
+
+def nice_below(r: float) -> float:
+    """A short decimal in (0, r]."""
+    e = math.floor(math.log10(r))
+    m = math.floor(r / 10.0 ** e)
+    return float(f"{m}e{e}")
+
+
+# --------------------------------------------------------------------------- scope
+
+@dataclass
+class FloatVar:
+    name: str
+    bound: float
+    level: int           #: loop depth where it was defined
+    mutable: bool = True
+
+
+@dataclass
+class IntVar:
+    name: str
+    lo: int
+    hi: int
+    level: int
+    mutable: bool = True
+    hints: tuple[Hint, ...] = ()
+
+
+@dataclass
+class BoolVar:
+    name: str
+    level: int
+
+
+@dataclass(frozen=True)
+class Extent:
+    sym: str   #: canonical name of the extent ("x.shape[0]", "n + 1")
+    lo: int
+    hi: int
+
+
+@dataclass
+class ArrayVar:
+    name: str
+    extents: tuple[Extent, ...]
+    writable: bool
+
+    @property
+    def ndim(self) -> int:
+        return len(self.extents)
+
+    def extent_text(self, axis: int, draw: Callable[[Any], Any]) -> str:
+        if axis == 0 and self.ndim == 1 and draw(st.booleans()):
+            return f"len({self.name})"
+        return f"{self.name}.shape[{axis}]"
+
+
+@dataclass
+class Helper:
+    """A generated helper's signature, as call sites need it."""
+
+    name: str
+    params: list[tuple[str, str]]     #: (name, "float" | "int" | "array")
+    returns: str                      #: "float" | "tuple" | "tuple_fi" | "none"
+    bound: float                      #: bound of its float results
+    writes_array: bool
+
+
+@dataclass
+class Function:
+    """Per-function state shared by all blocks of one function."""
+
+    name: str
+    returns: str
+    anchor: str
+    helpers: list[Helper]
+    max_depth: int
+    counters: dict[str, int] = field(default_factory=dict)
+    loop_names_used: set[str] = field(default_factory=set)
+    return_bound: float = 1.0
+    constants: dict[str, float] = field(default_factory=dict)
+
+    def fresh(self, prefix: str) -> str:
+        n = self.counters.get(prefix, 0)
+        self.counters[prefix] = n + 1
+        return f"{prefix}{n}"
+
+
+@dataclass
+class Loop:
+    allow_continue: bool
+
+
+@dataclass
+class Scope:
+    """The variables visible in one block, and where that block is."""
+
+    fn: Function
+    floats: dict[str, FloatVar] = field(default_factory=dict)
+    ints: dict[str, IntVar] = field(default_factory=dict)
+    bools: dict[str, BoolVar] = field(default_factory=dict)
+    arrays: dict[str, ArrayVar] = field(default_factory=dict)
+    loops: list[Loop] = field(default_factory=list)
+    top: bool = True      #: the function body's top-level block (where zeros() may appear)
+    depth: int = 0        #: statement nesting depth
+
+    @property
+    def level(self) -> int:
+        return len(self.loops)
+
+    def child(self, loop: Loop | None = None) -> Scope:
+        return Scope(self.fn, dict(self.floats), dict(self.ints), dict(self.bools),
+                     dict(self.arrays), self.loops + ([loop] if loop else []), False, self.depth + 1)
+
+    def free_loop_name(self) -> str:
+        for n in LOOP_NAMES:
+            if n not in self.ints and n not in self.floats:
+                return n
+        return self.fn.fresh("i")
+
+    def float_cap(self, var: FloatVar) -> float:
+        """How large a value assigned to ``var`` here may be."""
+        return var.bound if var.level < self.level else FLOAT_CAP
+
+
+# --------------------------------------------------------------------------- helpers for drawing
+
+def pick(draw: Callable[[Any], Any], weighted: list[tuple[str, int]]) -> str:
+    """A weighted choice; Hypothesis shrinks towards the first option."""
+    options = [name for name, w in weighted for _ in range(w) if w > 0]
+    return draw(st.sampled_from(options))
+
+
+def spell(draw: Callable[[Any], Any], name: str, fn: Function) -> str:
+    """``math.sin``, ``np.sin`` or ``abs``... for the intrinsic ``name``."""
+    choices = [f"math.{name}"]
+    if name in NUMPY_NAMES:
+        choices.append(f"np.{name}")
+    if name in NUMPY_RENAMED:
+        choices.append(f"np.{NUMPY_RENAMED[name]}")
+    return draw(st.sampled_from(choices))
+
+
+def fit(draw: Callable[[Any], Any], e: FExpr, cap: float) -> FExpr:
+    """``e`` if its bound is within ``cap``, else ``e`` scaled down or squashed."""
+    if e.bound <= cap:
+        return e
+    how = pick(draw, [("scale", 3), ("tanh", 1 if e.bound <= 4 * cap else 0),
+                      ("sin", 1 if e.bound <= 4 * cap else 0)])
+    if how == "scale" or cap < 1.0:
+        s = nice_below(cap / e.bound)
+        return FExpr(f"({ffmt(s)} * {e.text})", s * e.bound)
+    c = nice_below(cap)
+    return FExpr(f"({ffmt(c)} * math.{how}({e.text}))", c)
+
+
+# --------------------------------------------------------------------------- integers
+
+@st.composite
+def int_atom(draw, scope: Scope) -> IExpr:
+    options: list[IExpr] = [IExpr(ifmt(c), c, c) for c in (0, 1, 2, 3, -1)]
+    options += [IExpr(v.name, v.lo, v.hi) for v in scope.ints.values()]
+    for a in scope.arrays.values():
+        for k, ext in enumerate(a.extents):
+            options.append(IExpr(a.extent_text(k, draw), ext.lo, ext.hi))
+    return draw(st.sampled_from(options))
+
+
+def divide_interval(a: IExpr, d: IExpr) -> tuple[int, int]:
+    qs = [x // y for x in (a.lo, a.hi) for y in (d.lo, d.hi)]
+    return min(qs), max(qs)
+
+
+@st.composite
+def nonzero_divisor(draw, scope: Scope) -> IExpr:
+    options = [IExpr(ifmt(c), c, c) for c in (2, 3, 4, -2, -3)]
+    options += [IExpr(v.name, v.lo, v.hi) for v in scope.ints.values() if v.lo >= 1 or v.hi <= -1]
+    for a in scope.arrays.values():
+        for k, ext in enumerate(a.extents):
+            options.append(IExpr(a.extent_text(k, draw), ext.lo, ext.hi))
+    d = draw(st.sampled_from(options))
+    if d.lo <= 0 <= d.hi:  # cannot happen by construction; keep the invariant explicit
+        return IExpr("2", 2, 2)
+    return d
+
+
+def clamp_int(e: IExpr) -> IExpr:
+    if -INT_CAP <= e.lo and e.hi <= INT_CAP:
+        return e
+    return IExpr(f"({e.text} % 7)", 0, 6)
+
+
+@st.composite
+def int_expr(draw, scope: Scope, depth: int = 2) -> IExpr:
+    """An integer expression; ``//`` and ``%`` only by nonzero divisors."""
+    form = pick(draw, [("atom", 4), ("add", 2), ("sub", 2), ("mul", 1), ("floordiv", 2),
+                       ("mod", 2), ("neg", 1), ("abs", 1), ("min", 1), ("max", 1)]
+                if depth > 0 else [("atom", 1)])
+    if form == "atom":
+        return draw(int_atom(scope))
+    a = draw(int_expr(scope, depth - 1))
+    if form == "neg":
+        return IExpr(f"(-{a.text})", -a.hi, -a.lo)
+    if form == "abs":
+        lo = 0 if a.lo <= 0 <= a.hi else min(abs(a.lo), abs(a.hi))
+        return IExpr(f"abs({a.text})", lo, max(abs(a.lo), abs(a.hi)))
+    if form in ("floordiv", "mod"):
+        d = draw(nonzero_divisor(scope))
+        if form == "floordiv":
+            lo, hi = divide_interval(a, d)
+            return IExpr(f"({a.text} // {d.text})", lo, hi)
+        if d.lo > 0:
+            return IExpr(f"({a.text} % {d.text})", 0, d.hi - 1)
+        return IExpr(f"({a.text} % {d.text})", d.lo + 1, 0)
+    b = draw(int_expr(scope, depth - 1))
+    if form == "add":
+        return clamp_int(IExpr(f"({a.text} + {b.text})", a.lo + b.lo, a.hi + b.hi))
+    if form == "sub":
+        return clamp_int(IExpr(f"({a.text} - {b.text})", a.lo - b.hi, a.hi - b.lo))
+    if form == "mul":
+        ps = [x * y for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
+        return clamp_int(IExpr(f"({a.text} * {b.text})", min(ps), max(ps)))
+    if form == "min":
+        return IExpr(f"min({a.text}, {b.text})", min(a.lo, b.lo), min(a.hi, b.hi))
+    return IExpr(f"max({a.text}, {b.text})", max(a.lo, b.lo), max(a.hi, b.hi))
+
+
+@st.composite
+def small_int(draw, scope: Scope, lo: int, hi: int) -> IExpr:
+    """An integer expression whose value lies in ``[lo, hi]``."""
+    e = draw(int_expr(scope, 1))
+    if lo <= e.lo and e.hi <= hi:
+        return e
+    how = pick(draw, [("mod", 1), ("clamp", 1)])
+    if how == "mod" or e.hi < lo or e.lo > hi:
+        m = hi - lo + 1
+        text = f"({e.text} % {m})" if lo == 0 else f"({e.text} % {m} + {ifmt(lo)})"
+        return IExpr(text, lo, hi)
+    return IExpr(f"min(max({e.text}, {ifmt(lo)}), {ifmt(hi)})", lo, hi)
+
+
+# --------------------------------------------------------------------------- indices and array reads
+
+@st.composite
+def index(draw, scope: Scope, ext: Extent, array: ArrayVar, axis: int) -> str:
+    """An index expression that is in range for an axis of extent ``ext``."""
+    options: list[str] = []
+    for v in scope.ints.values():
+        for h in v.hints:
+            if h.sym != ext.sym:
+                continue
+            for d in (-1, 0, 1):
+                if h.lo + d >= 0 and h.hi + d <= -1:
+                    options.append(v.name if d == 0 else f"{v.name} {'+' if d > 0 else '-'} {abs(d)}")
+        if 0 <= v.lo and v.hi <= ext.lo - 1:
+            options.append(v.name)
+    consts = [str(c) for c in range(min(ext.lo, 3))] + [f"-{c}" for c in range(1, min(ext.lo, 2) + 1)]
+    how = pick(draw, [("hint", 6 if options else 0), ("const", 2), ("mod", 3)])
+    if how == "hint":
+        return draw(st.sampled_from(options))
+    if how == "const":
+        return draw(st.sampled_from(consts))
+    e = draw(int_expr(scope, 1))
+    return f"{e.text} % {array.extent_text(axis, draw)}"
+
+
+@st.composite
+def array_element(draw, scope: Scope, array: ArrayVar) -> str:
+    idx = [draw(index(scope, ext, array, k)) for k, ext in enumerate(array.extents)]
+    return f"{array.name}[{', '.join(idx)}]"
+
+
+# --------------------------------------------------------------------------- floats
+
+@st.composite
+def float_const(draw) -> FExpr:
+    c = draw(st.sampled_from([0.5, 0.25, 1.0, 2.0, 0.1, 1.5, 0.75, 3.0, -0.5, -1.25, 0.3]))
+    return FExpr(ffmt(c), abs(c))
+
+
+@st.composite
+def float_leaf(draw, scope: Scope) -> FExpr:
+    kinds = [("const", 2), ("var", 6 if scope.floats else 0),
+             ("array", 4 if scope.arrays else 0), ("int", 1),
+             ("module_const", 1 if scope.fn.constants else 0)]
+    kind = pick(draw, kinds)
+    if kind == "var":
+        v = draw(st.sampled_from(sorted(scope.floats)))
+        return FExpr(v, scope.floats[v].bound)
+    if kind == "array":
+        a = scope.arrays[draw(st.sampled_from(sorted(scope.arrays)))]
+        return FExpr(draw(array_element(scope, a)), ARRAY_BOUND)
+    if kind == "int":
+        e = draw(int_expr(scope, 1))
+        b = float(max(abs(e.lo), abs(e.hi), 1))
+        form = pick(draw, [("float", 2), ("scaled", 2), ("truediv", 1)])
+        if form == "float":
+            return FExpr(f"float({e.text})", b)
+        if form == "scaled":
+            return FExpr(f"(0.25 * {e.text})", 0.25 * b)
+        return FExpr(f"({e.text} / 4)", b / 4)
+    if kind == "module_const":
+        name = draw(st.sampled_from(sorted(scope.fn.constants)))
+        return FExpr(name, abs(scope.fn.constants[name]))
+    return draw(float_const())
+
+
+@st.composite
+def positive_arg(draw, scope: Scope, depth: int) -> FExpr:
+    """An expression bounded away from zero (for log, sqrt, pow bases, divisors); lower bound 0.5."""
+    e = draw(float_expr(scope, depth))
+    form = pick(draw, [("square", 1), ("abs", 1), ("cosh", 1)])
+    if form == "square":
+        return FExpr(f"(1.0 + {e.text} * {e.text})", 1.0 + e.bound * e.bound)
+    if form == "abs":
+        return FExpr(f"(abs({e.text}) + 0.5)", e.bound + 0.5)
+    e = fit(draw, e, EXP_CAP)
+    return FExpr(f"(2.0 - math.cos({e.text}))", 3.0)
+
+
+@st.composite
+def unary_intrinsic(draw, scope: Scope, depth: int) -> FExpr:
+    name = draw(st.sampled_from(sorted(UNARY)))
+    kind = UNARY[name]
+    fname = spell(draw, name, scope.fn)
+    if kind == "pos":
+        a = draw(positive_arg(scope, depth))
+        if name in ("log", "log2", "log10"):
+            b = max(math.log(a.bound), math.log(2.0))
+        elif name == "log1p":
+            b = math.log1p(a.bound)
+        elif name == "sqrt":
+            b = math.sqrt(a.bound)
+        else:
+            b = a.bound ** (1.0 / 3.0)
+        if name in ("log2", "log10"):
+            b = b / math.log(2.0)
+        return FExpr(f"{fname}({a.text})", b + 1e-9)
+    a = draw(float_expr(scope, depth))
+    if kind == "unit":
+        a = fit(draw, a, 0.9)
+        return FExpr(f"{fname}({a.text})", math.pi)
+    if kind == "exp":
+        a = fit(draw, a, EXP_CAP)
+        return FExpr(f"{fname}({a.text})", math.exp(a.bound) + 1.0)
+    if name == "fabs":
+        name = draw(st.sampled_from(["fabs", "abs"]))
+        return FExpr(f"{fname if name == 'fabs' else 'abs'}({a.text})", a.bound)
+    if name in ("sin", "cos"):
+        a = fit(draw, a, 4.0)  # keep derivatives moderate
+    return FExpr(f"{fname}({a.text})", 2.0)
+
+
+@st.composite
+def binary_intrinsic(draw, scope: Scope, depth: int) -> FExpr:
+    name = pick(draw, [("min", 2), ("max", 2), ("hypot", 1), ("atan2", 1), ("pow", 2),
+                       ("square", 2), ("copysign", 1)])
+    a = draw(float_expr(scope, depth))
+    if name == "square":
+        n = draw(st.sampled_from([2, 3]))
+        a = fit(draw, a, 3.0)
+        return FExpr(f"{a.text} ** {n}" if a.text[0] == "(" or a.text.isidentifier()
+                     else f"({a.text}) ** {n}", a.bound ** n)
+    if name == "pow":
+        base = draw(positive_arg(scope, depth))
+        base = FExpr(base.text, base.bound)
+        form = pick(draw, [("const", 2), ("active", 1)])
+        if form == "const":
+            p = draw(st.sampled_from([0.5, 1.5, 2.5, -0.5, 2.0]))
+            exponent = FExpr(ffmt(p), abs(p))
+        else:
+            exponent = fit(draw, draw(float_expr(scope, depth)), 1.5)
+        spelled = draw(st.sampled_from(["pow", "math.pow", "np.power", "**"]))
+        text = (f"{base.text} ** {exponent.text}" if spelled == "**"
+                else f"{spelled}({base.text}, {exponent.text})")
+        if spelled == "**":
+            text = f"({text})"
+        b = max(base.bound ** exponent.bound, 0.5 ** -exponent.bound)
+        return FExpr(text, b)
+    b = draw(float_expr(scope, depth))
+    if name in ("min", "max"):
+        builtin = draw(st.sampled_from([name, name, f"np.{'minimum' if name == 'min' else 'maximum'}"]))
+        if builtin == name and draw(st.booleans()):
+            c = draw(float_expr(scope, 0))
+            return FExpr(f"{name}({a.text}, {b.text}, {c.text})", max(a.bound, b.bound, c.bound))
+        return FExpr(f"{builtin}({a.text}, {b.text})", max(a.bound, b.bound))
+    if name == "hypot":
+        return FExpr(f"{spell(draw, 'hypot', scope.fn)}({a.text}, ({b.text} + 0.7))",
+                     a.bound + b.bound + 0.7)
+    if name == "atan2":
+        return FExpr(f"{spell(draw, 'atan2', scope.fn)}({a.text}, ({b.text} + 0.3))", math.pi)
+    return FExpr(f"math.copysign({a.text}, {b.text})", a.bound)
+
+
+@st.composite
+def float_expr(draw, scope: Scope, depth: int = 2, cap: float = FLOAT_CAP) -> FExpr:
+    """A float expression of nesting ``depth`` at most, with magnitude at most ``cap``."""
+    if depth <= 0:
+        return fit(draw, draw(float_leaf(scope)), cap)
+    calls = callable_helpers(scope, ("float",))
+    form = pick(draw, [("leaf", 3), ("add", 3), ("sub", 2), ("mul", 3), ("div", 2), ("neg", 1),
+                       ("unary", 4), ("binary", 2), ("ifexp", 1), ("call", 2 if calls else 0)])
+    d = depth - 1
+    if form == "leaf":
+        e = draw(float_leaf(scope))
+    elif form == "neg":
+        a = draw(float_expr(scope, d))
+        e = FExpr(f"(-{a.text})", a.bound)
+    elif form in ("add", "sub", "mul"):
+        a, b = draw(float_expr(scope, d)), draw(float_expr(scope, d))
+        sym = {"add": "+", "sub": "-", "mul": "*"}[form]
+        bound = a.bound * b.bound if form == "mul" else a.bound + b.bound
+        e = FExpr(f"({a.text} {sym} {b.text})", bound)
+    elif form == "div":
+        a = draw(float_expr(scope, d))
+        how = pick(draw, [("pos", 3), ("const", 1)])
+        if how == "pos":
+            den = draw(positive_arg(scope, max(d - 1, 0)))
+            e = FExpr(f"({a.text} / {den.text})", 2.0 * a.bound)
+        else:
+            c = draw(st.sampled_from([2.0, 3.0, -4.0, 0.5]))
+            e = FExpr(f"({a.text} / {ffmt(c)})", a.bound / abs(c))
+    elif form == "unary":
+        e = draw(unary_intrinsic(scope, d))
+    elif form == "binary":
+        e = draw(binary_intrinsic(scope, d))
+    elif form == "ifexp":
+        c = draw(condition(scope, 1))
+        a, b = draw(float_expr(scope, d)), draw(float_expr(scope, d))
+        e = FExpr(f"({a.text} if {c} else {b.text})", max(a.bound, b.bound))
+    else:
+        e = draw(helper_call(scope, draw(st.sampled_from(calls))))
+    return fit(draw, e, cap)
+
+
+@st.composite
+def helper_call(draw, scope: Scope, h: Helper) -> FExpr:
+    """``g(...)`` with arguments inside the ranges the helper assumes."""
+    args = []
+    for _, kind in h.params:
+        if kind == "float":
+            args.append(draw(float_expr(scope, 1, PARAM_BOUND)).text)
+        elif kind == "int":
+            args.append(draw(small_int(scope, *INT_PARAM)).text)
+        else:
+            arrays = [a for a in scope.arrays.values() if a.ndim == 1 and
+                      HELPER_EXTENT[0] <= a.extents[0].lo and a.extents[0].hi <= HELPER_EXTENT[1]
+                      and (a.writable or not h.writes_array)]
+            args.append(draw(st.sampled_from(sorted(a.name for a in arrays))))
+    return FExpr(f"{h.name}({', '.join(args)})", h.bound)
+
+
+def callable_helpers(scope: Scope, returns: tuple[str, ...]) -> list[Helper]:
+    out = []
+    for h in scope.fn.helpers:
+        if h.returns not in returns:
+            continue
+        if any(k == "array" for _, k in h.params):
+            ok = [a for a in scope.arrays.values() if a.ndim == 1 and
+                  HELPER_EXTENT[0] <= a.extents[0].lo and a.extents[0].hi <= HELPER_EXTENT[1]
+                  and (a.writable or not h.writes_array)]
+            if not ok:
+                continue
+        out.append(h)
+    return out
+
+
+# --------------------------------------------------------------------------- conditions
+
+@st.composite
+def condition(draw, scope: Scope, depth: int = 1) -> str:
+    """A boolean expression; float comparisons are data-dependent."""
+    form = pick(draw, [("fcmp", 6), ("icmp", 2), ("bool", 2 if scope.bools else 0),
+                       ("chain", 1), ("not", 1 if depth > 0 else 0), ("and", 1 if depth > 0 else 0),
+                       ("or", 1 if depth > 0 else 0)])
+    op = draw(st.sampled_from(["<", "<=", ">", ">="]))
+    if form == "fcmp":
+        a = draw(float_expr(scope, 1))
+        if draw(st.booleans()):
+            c = draw(st.sampled_from([0.5, 1.0, 1.2, 0.8, 0.0, -0.3, 2.0]))
+            return f"{a.text} {op} {ffmt(c)}"
+        b = draw(float_expr(scope, 1))
+        return f"{a.text} {op} {b.text}"
+    if form == "icmp":
+        a, b = draw(int_expr(scope, 1)), draw(int_expr(scope, 1))
+        op = draw(st.sampled_from(["<", "<=", ">", ">=", "==", "!="]))
+        if draw(st.booleans()):
+            return f"{a.text} % 2 == 0"
+        return f"{a.text} {op} {b.text}"
+    if form == "chain":
+        a = draw(float_expr(scope, 1))
+        return f"0.6 < {a.text} < 1.3"
+    if form == "bool":
+        return draw(st.sampled_from(sorted(scope.bools)))
+    if form == "not":
+        return f"not ({draw(condition(scope, depth - 1))})"
+    a, b = draw(condition(scope, depth - 1)), draw(condition(scope, depth - 1))
+    return f"({a}) {form} ({b})"
+
+
+# --------------------------------------------------------------------------- statements
+
+def indent(lines: list[str]) -> list[str]:
+    return ["    " + ln for ln in lines]
+
+
+def mutable_floats(scope: Scope) -> list[FloatVar]:
+    return [v for v in scope.floats.values() if v.mutable]
+
+
+def mutable_ints(scope: Scope) -> list[IntVar]:
+    return [v for v in scope.ints.values() if v.mutable]
+
+
+def define_float(scope: Scope, name: str, bound: float) -> FloatVar:
+    v = FloatVar(name, max(bound, 1.0), scope.level)
+    scope.floats[name] = v
+    return v
+
+
+@st.composite
+def new_float(draw, scope: Scope) -> list[str]:
+    e = draw(float_expr(scope, draw(st.integers(1, 3))))
+    name = scope.fn.fresh("v")
+    define_float(scope, name, e.bound)
+    if draw(st.integers(0, 9)) == 0:
+        return [f"{name}: float = {e.text}"]
+    return [f"{name} = {e.text}"]
+
+
+@st.composite
+def update_float(draw, scope: Scope) -> list[str]:
+    """Assign to an existing float; within loops it keeps its bound (no growth)."""
+    v = draw(st.sampled_from(sorted(mutable_floats(scope), key=lambda v: v.name)))
+    cap = scope.float_cap(v)
+    form = pick(draw, [("assign", 2), ("relax", 2), ("mul", 1), ("div", 1),
+                       ("add", 2 if cap == FLOAT_CAP else 0), ("minmax", 1)])
+    if form == "relax":   # v = v + 0.5 * (e - v): a convex combination
+        e = draw(float_expr(scope, 2, cap))
+        op = draw(st.sampled_from(["+=", "-="]))
+        text = f"0.5 * ({e.text} - {v.name})" if op == "+=" else f"0.5 * ({v.name} - {e.text})"
+        line = f"{v.name} {op} {text}"
+        bound = max(v.bound, e.bound)
+    elif form == "mul":
+        e = draw(float_expr(scope, 2, 1.0))
+        line, bound = f"{v.name} *= {e.text}", v.bound
+    elif form == "div":
+        e = draw(positive_arg(scope, 1))
+        if not e.text.startswith("(1.0 +") and not e.text.startswith("(2.0 -"):
+            e = FExpr(f"({e.text} + 0.5)", e.bound)  # abs(..) + 0.5 + 0.5 >= 1
+        line, bound = f"{v.name} /= {e.text}", v.bound
+    elif form == "add":
+        e = draw(float_expr(scope, 2))
+        op = draw(st.sampled_from(["+=", "-="]))
+        line, bound = f"{v.name} {op} {e.text}", v.bound + e.bound
+        if bound > FLOAT_CAP * 4:
+            e = fit(draw, e, 1.0)
+            line, bound = f"{v.name} {op} {e.text}", v.bound + e.bound
+    elif form == "minmax":
+        e = draw(float_expr(scope, 1, cap))
+        f = draw(st.sampled_from(["min", "max"]))
+        line, bound = f"{v.name} = {f}({v.name}, {e.text})", max(v.bound, e.bound)
+    else:
+        e = draw(float_expr(scope, 2, cap))
+        line, bound = f"{v.name} = {e.text}", e.bound
+    v.bound = max(v.bound, bound)
+    return [line]
+
+
+@st.composite
+def new_int(draw, scope: Scope) -> list[str]:
+    e = draw(int_expr(scope, 2))
+    name = scope.fn.fresh("k")
+    scope.ints[name] = IntVar(name, e.lo, e.hi, scope.level)
+    return [f"{name} = {e.text}"]
+
+
+@st.composite
+def update_int(draw, scope: Scope) -> list[str]:
+    """Assign to an existing int; within loops its interval is kept."""
+    v = draw(st.sampled_from(sorted(mutable_ints(scope), key=lambda v: v.name)))
+    if v.level == scope.level:
+        e = draw(int_expr(scope, 2))
+        op = pick(draw, [("=", 2), ("+=", 1), ("//=", 1), ("%=", 1)])
+        if op == "=":
+            v.lo, v.hi = min(v.lo, e.lo), max(v.hi, e.hi)
+            return [f"{v.name} = {e.text}"]
+        if op == "+=":
+            v.lo, v.hi = min(v.lo, v.lo + e.lo), max(v.hi, v.hi + e.hi)
+            clamped = clamp_int(IExpr(v.name, v.lo, v.hi))
+            if clamped.text != v.name:
+                v.lo, v.hi = min(v.lo, 0), max(v.hi, 6)
+                return [f"{v.name} = ({v.name} + {e.text}) % 7"]
+            return [f"{v.name} += {e.text}"]
+        d = draw(nonzero_divisor(scope))
+        if op == "//=":
+            lo, hi = divide_interval(IExpr(v.name, v.lo, v.hi), d)
+            v.lo, v.hi = min(v.lo, lo), max(v.hi, hi)
+            return [f"{v.name} //= {d.text}"]
+        lo, hi = (0, d.hi - 1) if d.lo > 0 else (d.lo + 1, 0)
+        v.lo, v.hi = min(v.lo, lo), max(v.hi, hi)
+        return [f"{v.name} %= {d.text}"]
+    # outer variable inside a loop: stay within [lo, hi]
+    forms = [("clamp", 1), ("down", 1), ("up", 1)]
+    if v.lo >= 0:
+        forms += [("half", 1)]
+    if v.lo == 0 and v.hi >= 1:
+        forms += [("mod", 2)]
+    form = pick(draw, forms)
+    if form == "half":
+        return [f"{v.name} //= 2"]
+    if form == "mod":
+        e = draw(int_expr(scope, 1))
+        m = draw(st.integers(2, min(v.hi + 1, 7))) if v.hi >= 1 else 1
+        return [f"{v.name} = ({v.name} + {e.text}) % {m}"]
+    if form == "down":
+        return [f"{v.name} = max({v.name} - 1, {ifmt(v.lo)})"]
+    if form == "up":
+        return [f"{v.name} = min({v.name} + 1, {ifmt(v.hi)})"]
+    e = draw(small_int(scope, v.lo, v.hi))
+    return [f"{v.name} = {e.text}"]
+
+
+@st.composite
+def new_bool(draw, scope: Scope) -> list[str]:
+    c = draw(condition(scope, 1))
+    name = scope.fn.fresh("b")
+    scope.bools[name] = BoolVar(name, scope.level)
+    return [f"{name} = {c}"]
+
+
+@st.composite
+def array_write(draw, scope: Scope) -> list[str]:
+    """Write an element of a local array or an array parameter (in place)."""
+    arrays = sorted(a.name for a in scope.arrays.values() if a.writable)
+    a = scope.arrays[draw(st.sampled_from(arrays))]
+    target = draw(array_element(scope, a))
+    form = pick(draw, [("assign", 3), ("relax", 2), ("mul", 1), ("add", 1)])
+    if form == "assign":
+        e = draw(float_expr(scope, 2, ARRAY_BOUND))
+        return [f"{target} = {e.text}"]
+    if form == "relax":
+        e = draw(float_expr(scope, 2, ARRAY_BOUND))
+        return [f"{target} += 0.5 * ({e.text} - {target})"]
+    if form == "mul":
+        e = draw(float_expr(scope, 1, 1.0))
+        return [f"{target} *= {e.text}"]
+    # a[idx] = 0.5 * a[idx] + (...)  written as  a[idx] *= 0.5; a[idx] += e  with |e| <= 1
+    e = draw(float_expr(scope, 1, 1.0))
+    return [f"{target} *= 0.5", f"{target} += {e.text}"]
+
+
+@st.composite
+def unpack_call(draw, scope: Scope) -> list[str]:
+    """``a, b = g(...)`` (tuple helpers) or ``g(...)`` (helpers returning nothing)."""
+    h = draw(st.sampled_from(callable_helpers(scope, ("tuple", "tuple_fi", "none"))))
+    call = draw(helper_call(scope, h)).text
+    if h.returns == "none":
+        return [call]
+    a = scope.fn.fresh("v")
+    if h.returns == "tuple":
+        b = scope.fn.fresh("v")
+        define_float(scope, a, h.bound)
+        define_float(scope, b, h.bound)
+    else:
+        b = scope.fn.fresh("k")
+        scope.ints[b] = IntVar(b, INT_PARAM[0], INT_PARAM[1], scope.level)
+        define_float(scope, a, h.bound)
+    return [f"{a}, {b} = {call}"]
+
+
+@st.composite
+def return_statement(draw, scope: Scope) -> list[str]:
+    """``return ...`` with the anchor term in the (first) float result."""
+    fn = scope.fn
+    if fn.returns == "none":
+        return ["return"]
+    e = draw(float_expr(scope, draw(st.integers(1, 3))))
+    first = f"{e.text} + 0.5 * {fn.anchor}"
+    fn.return_bound = max(fn.return_bound, e.bound + 0.5 * ARRAY_BOUND)
+    if fn.returns == "float":
+        return [f"return {first}"]
+    if fn.returns == "tuple":
+        e2 = draw(float_expr(scope, 2))
+        fn.return_bound = max(fn.return_bound, e2.bound)
+        return [f"return {first}, {e2.text}"]
+    k = draw(small_int(scope, *INT_PARAM))
+    return [f"return {first}, {k.text}"]
+
+
+@st.composite
+def jump(draw, scope: Scope) -> list[str]:
+    """``break``, ``continue`` (in loops) or ``return`` that ends a branch."""
+    options = [("return", 2)]
+    if scope.loops:
+        options += [("break", 3), ("continue", 2 if scope.loops[-1].allow_continue else 0)]
+    kind = pick(draw, options)
+    if kind == "return":
+        return draw(return_statement(scope))
+    return [kind]
+
+
+@st.composite
+def if_statement(draw, scope: Scope) -> list[str]:
+    """``if / elif / else``; branches may end with a jump; names assigned in every
+    branch that falls through are defined after the ``if``."""
+    n_elif = pick(draw, [("0", 3), ("1", 2), ("2", 1)])
+    has_else = draw(st.booleans()) or n_elif != "0"
+    n_branches = 1 + int(n_elif) + int(has_else)
+    merge = [scope.fn.fresh("v") for _ in range(draw(st.integers(0, 2 if has_else else 0)))]
+    lines: list[str] = []
+    bounds = [1.0] * len(merge)
+    for k in range(n_branches):
+        is_else = has_else and k == n_branches - 1
+        if k == 0:
+            lines.append(f"if {draw(condition(scope, 1))}:")
+        elif not is_else:
+            lines.append(f"elif {draw(condition(scope, 1))}:")
+        else:
+            lines.append("else:")
+        inner = scope.child()
+        body = draw(block(inner, 0, 2))
+        ends_with_jump = not is_else and draw(st.integers(0, 3)) == 0
+        if not ends_with_jump:
+            for j, name in enumerate(merge):
+                e = draw(float_expr(inner, 2))
+                body.append(f"{name} = {e.text}")
+                bounds[j] = max(bounds[j], e.bound)
+        else:
+            body += draw(jump(inner))
+        lines += indent(body or ["pass"])
+    for name, b in zip(merge, bounds, strict=True):
+        define_float(scope, name, b)
+    return lines
+
+
+def loop_var(scope: Scope, body: Scope, name: str, lo: int, hi: int, hints: tuple[Hint, ...]) -> None:
+    body.ints[name] = IntVar(name, lo, max(lo, hi), body.level, mutable=False, hints=hints)
+    scope.fn.loop_names_used.add(name)
+
+
+@st.composite
+def range_header(draw, scope: Scope) -> tuple[str, int, int, tuple[Hint, ...], int]:
+    """``range(...)`` over an array axis or integer bounds: (text, lo, hi, hints, trips)."""
+    axes = [(a, k) for a in scope.arrays.values() for k in range(a.ndim)]
+    how = pick(draw, [("axis", 3 if axes else 0), ("int", 2)])
+    if how == "axis":
+        a, k = draw(st.sampled_from(sorted(axes, key=lambda p: (p[0].name, p[1]))))
+        ext = a.extents[k]
+        n = a.extent_text(k, draw)
+        form = draw(st.sampled_from([
+            (f"range({n})", 0, -1), (f"range({n} - 1)", 0, -2), (f"range(1, {n})", 1, -1),
+            (f"range(0, {n}, 2)", 0, -1), (f"range({n} - 1, -1, -1)", 0, -1),
+            (f"range({n} - 1, 0, -2)", 1, -1), (f"range(1, {n} - 1)", 1, -2),
+            (f"range({n} - 2, -1, -1)", 0, -2)]))
+        text, lo, hi = form
+        return text, lo, ext.hi + hi, (Hint(ext.sym, lo, hi),), max(ext.hi, 1)
+    stop = draw(small_int(scope, -1, 5))
+    form = pick(draw, [("stop", 2), ("start", 1), ("step", 1), ("down", 1), ("dynstep", 1)])
+    if form == "stop":
+        return f"range({stop.text})", 0, stop.hi - 1, (), max(stop.hi, 1)
+    start = draw(small_int(scope, -1, 3))
+    if form == "start":
+        return f"range({start.text}, {stop.text})", start.lo, stop.hi - 1, (), max(stop.hi - start.lo, 1)
+    if form == "step":
+        s = draw(st.sampled_from([2, 3]))
+        return f"range({start.text}, {stop.text}, {s})", start.lo, stop.hi - 1, (), max(stop.hi - start.lo, 1)
+    if form == "down":
+        s = draw(st.sampled_from([-1, -2]))
+        return (f"range({stop.text}, {start.text}, {s})", start.lo + 1, stop.hi, (),
+                max(stop.hi - start.lo, 1))
+    step = draw(small_int(scope, 1, 2))
+    if draw(st.booleans()):
+        return f"range({start.text}, {stop.text}, {step.text})", start.lo, stop.hi - 1, (), \
+            max(stop.hi - start.lo, 1)
+    return (f"range({stop.text}, {start.text}, -{step.text})", start.lo + 1, stop.hi, (),
+            max(stop.hi - start.lo, 1))
+
+
+@st.composite
+def accumulate(draw, scope: Scope, body: Scope, lines: list[str], trips: int) -> FloatVar | None:
+    """Maybe turn the loop into a reduction: ``s = 0.0`` before, ``s += ...`` once per
+    iteration (the last statement of the body, or in an if there); returns ``s``."""
+    if not draw(st.booleans()):
+        return None
+    name = scope.fn.fresh("v")
+    c = draw(st.sampled_from([0.5, 0.25, 1.0]))
+    e = draw(float_expr(body, 2, 1.0))
+    op = draw(st.sampled_from(["+=", "-="]))
+    stmt = f"{name} {op} {ffmt(c)} * {e.text}"
+    if draw(st.integers(0, 2)) == 0:
+        lines += [f"if {draw(condition(body, 0))}:", "    " + stmt]
+    else:
+        lines.append(stmt)
+    return FloatVar(name, max(1.0, c * trips), scope.level)
+
+
+def enter_loop(scope: Scope, loop: Loop) -> Scope:
+    return scope.child(loop)
+
+
+@st.composite
+def for_loop(draw, scope: Scope) -> list[str]:
+    text, lo, hi, hints, trips = draw(range_header(scope))
+    name = scope.free_loop_name()
+    body_scope = enter_loop(scope, Loop(allow_continue=True))
+    loop_var(scope, body_scope, name, lo, hi, hints)
+    body = draw(block(body_scope, 1, 3))
+    acc = draw(accumulate(scope, body_scope, body, trips))
+    lines = [f"for {name} in {text}:"] + indent(body or ["pass"])
+    if acc is not None:
+        lines.insert(0, f"{acc.name} = 0.0")
+        scope.floats[acc.name] = acc
+    return lines
+
+
+@st.composite
+def while_loop(draw, scope: Scope) -> list[str]:
+    """A ``while`` bounded by an integer counter, maybe with a data-dependent condition."""
+    k = scope.fn.fresh("k")
+    axes = [(a, kk) for a in scope.arrays.values() for kk in range(a.ndim)]
+    if axes and draw(st.booleans()):
+        a, ax = draw(st.sampled_from(sorted(axes, key=lambda p: (p[0].name, p[1]))))
+        bound = IExpr(a.extent_text(ax, draw), a.extents[ax].lo, a.extents[ax].hi)
+        sym: str | None = a.extents[ax].sym
+    else:
+        bound, sym = draw(small_int(scope, 0, 5)), None
+    form = pick(draw, [("inc_first", 3), ("inc_last", 2), ("true", 1), ("down", 1)])
+    guard = ""
+    if draw(st.integers(0, 2)) == 0:
+        guard = f" and {draw(condition(scope, 0))}"
+    trips = max(bound.hi, 1)
+    lines = [f"{k} = {bound.text}" if form == "down" else f"{k} = 0"]
+    body_scope = enter_loop(scope, Loop(allow_continue=form != "inc_last"))
+    head: list[str]
+    tail: list[str] = []
+    if form == "inc_first":
+        lines.append(f"while {k} < {bound.text}{guard}:")
+        head = [f"{k} += 1"]
+        lo, hi, hint = 1, bound.hi, (Hint(sym, 1, 0),) if sym else ()
+    elif form == "inc_last":
+        lines.append(f"while {k} < {bound.text}{guard}:")
+        head, tail = [], [f"{k} += 1"]
+        lo, hi, hint = 0, bound.hi - 1, (Hint(sym, 0, -1),) if sym else ()
+    elif form == "true":
+        lines.append("while True:")
+        head = [f"if {k} >= {bound.text}:", "    break", f"{k} += 1"]
+        lo, hi, hint = 1, bound.hi, (Hint(sym, 1, 0),) if sym else ()
+    else:
+        lines.append(f"while {k} > 0{guard}:")
+        head = [f"{k} -= 1"]
+        lo, hi, hint = 0, bound.hi - 1, (Hint(sym, 0, -1),) if sym else ()
+    body_scope.ints[k] = IntVar(k, lo, max(lo, hi), body_scope.level, mutable=False, hints=hint)
+    body = head + draw(block(body_scope, 1, 3))
+    if draw(st.integers(0, 2)) == 0:
+        body += [f"if {draw(condition(body_scope, 0))}:", "    break"]
+    acc = None
+    if form != "inc_last":
+        acc = draw(accumulate(scope, body_scope, body, trips))
+    body += tail
+    if acc is not None:
+        lines.insert(0, f"{acc.name} = 0.0")
+        scope.floats[acc.name] = acc
+    scope.ints[k] = IntVar(k, min(0, lo), max(bound.hi, 0), scope.level, mutable=False)
+    return lines + indent(body)
+
+
+@st.composite
+def local_array(draw, scope: Scope) -> list[str]:
+    """``t = zeros(n)`` / ``zeros((n, m))`` (top level only), usually filled by a loop."""
+    name = scope.fn.fresh("t")
+    exts: list[tuple[str, Extent]] = []
+    ndim = int(pick(draw, [("1", 3), ("2", 1)]))
+    for _ in range(ndim):
+        src = [(a, k) for a in scope.arrays.values() for k in range(a.ndim)]
+        how = pick(draw, [("like", 3 if src else 0), ("param", 1 if scope.ints else 0), ("const", 1)])
+        if how == "like":
+            a, k = draw(st.sampled_from(sorted(src, key=lambda p: (p[0].name, p[1]))))
+            exts.append((a.extent_text(k, draw), a.extents[k]))
+        elif how == "param":
+            params = [v for v in scope.ints.values() if not v.mutable and not v.hints and v.lo >= 0
+                      and v.hi <= 5]
+            if params:
+                p = draw(st.sampled_from(sorted(params, key=lambda v: v.name)))
+                text = f"{p.name} + 1"
+                exts.append((text, Extent(text, p.lo + 1, p.hi + 1)))
+                continue
+            c = draw(st.integers(1, 5))
+            exts.append((str(c), Extent(str(c), c, c)))
+        else:
+            c = draw(st.integers(1, 5))
+            exts.append((str(c), Extent(str(c), c, c)))
+    shape = exts[0][0] if len(exts) == 1 else f"({exts[0][0]}, {exts[1][0]})"
+    arr = ArrayVar(name, tuple(e for _, e in exts), writable=True)
+    scope.arrays[name] = arr
+    lines = [f"{name} = zeros({shape})"]
+    if draw(st.integers(0, 3)) > 0:  # fill it
+        body_scope = enter_loop(scope, Loop(True))
+        idx = []
+        header = []
+        for k, ext in enumerate(arr.extents):
+            v = body_scope.free_loop_name()
+            loop_var(scope, body_scope, v, 0, ext.hi - 1, (Hint(ext.sym, 0, -1),))
+            header.append(f"for {v} in range({arr.extent_text(k, draw)}):")
+            idx.append(v)
+            if k + 1 < arr.ndim:
+                body_scope = enter_loop(body_scope, Loop(True))
+        e = draw(float_expr(body_scope, 2, ARRAY_BOUND))
+        fill = [f"{name}[{', '.join(idx)}] = {e.text}"]
+        for k in reversed(range(len(header))):
+            fill = [header[k]] + indent(fill)
+        lines += fill
+    return lines
+
+
+@st.composite
+def assert_statement(draw, scope: Scope) -> list[str]:
+    floats = mutable_floats(scope)
+    if floats and draw(st.booleans()):
+        v = draw(st.sampled_from(sorted(floats, key=lambda v: v.name)))
+        return [f"assert abs({v.name}) <= {ffmt(math.ceil(v.bound * 1.01 + 1e-9))}"]
+    if scope.arrays:
+        a = draw(st.sampled_from(sorted(scope.arrays)))
+        return [f"assert len({a}) >= 1"]
+    return ["assert True"]
+
+
+@st.composite
+def statement(draw, scope: Scope) -> list[str]:
+    """One statement (possibly compound), chosen by what the scope allows."""
+    fn = scope.fn
+    deep = scope.depth < fn.max_depth
+    writable = any(a.writable for a in scope.arrays.values())
+    options = [
+        ("new_float", 6), ("update_float", 4 if mutable_floats(scope) else 0),
+        ("new_int", 1), ("update_int", 1 if mutable_ints(scope) else 0),
+        ("new_bool", 1), ("array_write", 3 if writable else 0),
+        ("if", 3 if deep else 0), ("for", 3 if deep else 0), ("while", 2 if deep else 0),
+        ("local_array", 2 if scope.top else 0),
+        ("call", 2 if callable_helpers(scope, ("tuple", "tuple_fi", "none")) else 0),
+        ("jump", 1 if deep else 0), ("assert", 1),
+    ]
+    kind = pick(draw, options)
+    if kind == "jump":  # a conditional jump: if c: break / continue / return
+        return [f"if {draw(condition(scope, 1))}:"] + indent(draw(jump(scope.child())))
+    strategy = {
+        "new_float": new_float, "update_float": update_float, "new_int": new_int,
+        "update_int": update_int, "new_bool": new_bool, "array_write": array_write,
+        "if": if_statement, "for": for_loop, "while": while_loop, "local_array": local_array,
+        "call": unpack_call, "assert": assert_statement,
+    }[kind]
+    return draw(strategy(scope))
+
+
+@st.composite
+def block(draw, scope: Scope, min_size: int, max_size: int) -> list[str]:
+    lines: list[str] = []
+    for _ in range(draw(st.integers(min_size, max_size))):
+        lines += draw(statement(scope))
+    return lines
+
+
+# --------------------------------------------------------------------------- functions and modules
+
+@dataclass
+class Param:
+    name: str
+    kind: str                        #: "float" | "int" | "array"
+    shape: tuple[int, ...] = ()      #: entry arrays: the extents passed
+    writable: bool = False
+
+
+@dataclass
+class Program:
+    """A generated module: its source, its entry function and arguments for every function."""
+
+    source: str
+    entry: str
+    args: tuple[Any, ...]
+    helper_args: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+
+    @property
+    def all_args(self) -> dict[str, tuple[Any, ...]]:
+        return {self.entry: self.args, **self.helper_args}
+
+    def write(self, directory: str, name: str = "prog.py") -> str:
+        path = os.path.join(directory, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.source)
+        return path
+
+    def __repr__(self) -> str:  # Hypothesis prints this for the falsifying example
+        return f"Program(entry={self.entry!r}, args={self.args!r})\n{self.source}"
+
+
+def annotation(draw: Callable[[Any], Any], p: Param) -> str:
+    if p.kind == "float":
+        return draw(st.sampled_from(["float", "f64"]))
+    if p.kind == "int":
+        return draw(st.sampled_from(["int", "i64"]))
+    return "Array[f64]" if len(p.shape) == 1 else f"Array[f64, {len(p.shape)}]"
+
+
+def return_annotation(returns: str) -> str:
+    return {"float": "float", "tuple": "tuple[float, float]", "tuple_fi": "tuple[float, int]",
+            "none": "None"}[returns]
+
+
+@st.composite
+def function(draw, name: str, params: list[Param], returns: str, helpers: list[Helper],
+             constants: dict[str, float], max_depth: int, entry: bool) -> tuple[list[str], Function]:
+    """A function definition over ``params``; returns its lines and its state."""
+    floats = [p for p in params if p.kind == "float"]
+    ro_arrays = [p for p in params if p.kind == "array" and not p.writable]
+    if floats:
+        anchor = floats[0].name
+    else:
+        a = ro_arrays[0]
+        anchor = f"{a.name}[{', '.join(['0'] * len(a.shape))}]"
+    fn = Function(name, returns, anchor, helpers, max_depth, constants=dict(constants))
+    scope = Scope(fn)
+    for p in params:
+        if p.kind == "float":
+            # the anchor is never reassigned; other float parameters may be
+            scope.floats[p.name] = FloatVar(p.name, 1.5 if entry else PARAM_BOUND, 0,
+                                            mutable=p.name != anchor)
+        elif p.kind == "int":
+            scope.ints[p.name] = IntVar(p.name, *INT_PARAM, level=0, mutable=False)
+        else:
+            if entry:
+                exts = tuple(Extent(f"{p.name}.shape[{k}]", n, n) for k, n in enumerate(p.shape))
+            else:
+                exts = (Extent(f"{p.name}.shape[0]", *HELPER_EXTENT),)
+            scope.arrays[p.name] = ArrayVar(p.name, exts, p.writable)
+    body = draw(block(scope, 1, 5 if entry else 3))
+    body += draw(return_statement(scope))
+    sig = ", ".join(f"{p.name}: {annotation(draw, p)}" for p in params)
+    lines = [f"def {name}({sig}) -> {return_annotation(returns)}:"] + indent(body)
+    return lines, fn
+
+
+@st.composite
+def helper_function(draw, name: str, helpers: list[Helper], constants: dict[str, float]
+                    ) -> tuple[list[str], Helper, list[Param]]:
+    params = [Param(f"p{k}", "float") for k in range(draw(st.integers(1, 2)))]
+    if draw(st.booleans()):
+        params.append(Param("m", "int"))
+    writes = False
+    if draw(st.integers(0, 2)) == 0:
+        writes = draw(st.booleans())
+        params.append(Param("z", "array", (draw(st.integers(*ENTRY_EXTENT)),), writable=writes))
+    returns = pick(draw, [("float", 4), ("tuple", 2), ("tuple_fi", 1), ("none", 1 if writes else 0)])
+    lines, fn = draw(function(name, params, returns, helpers, constants, 2, entry=False))
+    h = Helper(name, [(p.name, p.kind) for p in params], returns, fn.return_bound, writes)
+    return lines, h, params
+
+
+def make_args(params: list[Param], rng: np.random.Generator, ints: list[int]) -> tuple[Any, ...]:
+    out: list[Any] = []
+    it = iter(ints)
+    for p in params:
+        if p.kind == "float":
+            out.append(float(rng.uniform(0.5, 1.5)))
+        elif p.kind == "int":
+            out.append(next(it))
+        else:
+            out.append(rng.uniform(0.5, 1.5, p.shape))
+    return tuple(out)
+
+
+@st.composite
+def programs(draw, max_helpers: int = 2) -> Program:
+    """A module with helpers ``g0, g1...`` and an entry ``f``, plus arguments for all."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    constants: dict[str, float] = {}
+    for k in range(draw(st.integers(0, 2))):
+        constants[f"C{k}"] = draw(st.sampled_from([0.5, 0.75, 1.25, -0.5, 2.0]))
+    header = ["import math", "", "import numpy as np", "", "from adgen import Array, f64, i64, zeros",
+              ""]
+    header += [f"{k} = {v!r}" for k, v in constants.items()]
+    chunks: list[list[str]] = []
+    helpers: list[Helper] = []
+    helper_args: dict[str, tuple[Any, ...]] = {}
+    for k in range(draw(st.integers(0, max_helpers))):
+        lines, h, params = draw(helper_function(f"g{k}", list(helpers), constants))
+        chunks.append(lines)
+        helpers.append(h)
+        ints = [draw(st.integers(*INT_PARAM)) for p in params if p.kind == "int"]
+        helper_args[h.name] = make_args(params, rng, ints)
+    # the entry's parameters
+    params: list[Param] = [Param(n, "float") for n in ("a", "b", "c")[:draw(st.integers(0, 3))]]
+    n_arrays = draw(st.integers(0 if params else 1, 2))
+    for k in range(n_arrays):
+        ndim = pick(draw, [("1", 3), ("2", 1)])
+        lo, hi = ENTRY_EXTENT
+        shape = tuple(draw(st.integers(lo, hi)) for _ in range(int(ndim)))
+        params.append(Param(("x", "y")[k], "array", shape, writable=False))
+    arrays = [p for p in params if p.kind == "array"]
+    if arrays:
+        # some arrays are written in place; keep one read-only if no float scalar anchors
+        for p in arrays[(0 if any(q.kind == "float" for q in params) else 1):]:
+            p.writable = draw(st.booleans())
+    if draw(st.booleans()):
+        params.insert(draw(st.integers(0, len(params))), Param("n", "int"))
+    returns = pick(draw, [("float", 6), ("tuple", 1)])
+    lines, _ = draw(function("f", params, returns, helpers, constants, 3, entry=True))
+    chunks.append(lines)
+    ints = [draw(st.integers(*INT_PARAM)) for p in params if p.kind == "int"]
+    args = make_args(params, rng, ints)
+    body: list[str] = []
+    for c in chunks:
+        body += ["", ""] + c
+    source = "\n".join(header + body) + "\n"
+    return Program(source, "f", args, helper_args)
