@@ -17,6 +17,6 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
                           text=True, cwd=cwd, env=env, check=False)
 
 
-def compile_strict(c_file: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["gcc", *STRICT_CFLAGS, "-c", str(c_file), "-o", str(out)],
+def compile_strict(c_file: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["gcc", *STRICT_CFLAGS, *extra, "-c", str(c_file), "-o", str(out)],
                           capture_output=True, text=True, check=False)

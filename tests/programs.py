@@ -292,12 +292,18 @@ def fit(draw: Callable[[Any], Any], e: FExpr, cap: float) -> FExpr:
 
 @st.composite
 def int_atom(draw, scope: Scope) -> IExpr:
-    options: list[IExpr] = [IExpr(ifmt(c), c, c) for c in (0, 1, 2, 3, -1)]
-    options += [IExpr(v.name, v.lo, v.hi) for v in scope.ints.values()]
-    for a in scope.arrays.values():
-        for k, ext in enumerate(a.extents):
-            options.append(IExpr(a.extent_text(k, draw), ext.lo, ext.hi))
-    return draw(st.sampled_from(options))
+    """An integer variable, an extent or a small constant."""
+    extents = [(a, k) for a in scope.arrays.values() for k in range(a.ndim)]
+    kind = pick(draw, [("var", 4 if scope.ints else 0), ("extent", 2 if extents else 0),
+                       ("const", 1)])
+    if kind == "var":
+        v = scope.ints[draw(st.sampled_from(sorted(scope.ints)))]
+        return IExpr(v.name, v.lo, v.hi)
+    if kind == "extent":
+        a, k = draw(st.sampled_from(sorted(extents, key=lambda p: (p[0].name, p[1]))))
+        return IExpr(a.extent_text(k, draw), a.extents[k].lo, a.extents[k].hi)
+    c = draw(st.sampled_from([1, 2, 0, 3, -1]))
+    return IExpr(ifmt(c), c, c)
 
 
 def divide_interval(a: IExpr, d: IExpr) -> tuple[int, int]:
@@ -414,7 +420,7 @@ def float_const(draw) -> FExpr:
 
 @st.composite
 def float_leaf(draw, scope: Scope) -> FExpr:
-    kinds = [("const", 2), ("var", 6 if scope.floats else 0),
+    kinds = [("const", 1), ("var", 6 if scope.floats else 0),
              ("array", 4 if scope.arrays else 0), ("int", 1),
              ("module_const", 1 if scope.fn.constants else 0)]
     kind = pick(draw, kinds)

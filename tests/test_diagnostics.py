@@ -83,6 +83,69 @@ CASES = [
         def f(x: float) -> float:
             return x * N
         """), 2, 1, "module constant 'N' is assigned twice", (1, 1, "'N' first assigned here")),
+    ("keyword-only parameters", module("""
+        def f(x: float, *, y: float) -> float:
+            return x * y
+        """), 1, 17, "keyword-only parameters are not supported", None),
+    ("positional-only parameters", module("""
+        def f(x: float, /, y: float) -> float:
+            return x * y
+        """), 1, 17, "positional-only parameters are not supported", None),
+    ("async function", module("""
+        async def f(x: float) -> float:
+            return x
+        """), 1, 1, "async functions are not supported", None),
+    ("returning an array", HEADER + module("""
+        def f(a: Array[f64]) -> Array[f64]:
+            return a
+        """), 2, 25, "returning an array is not supported", None),
+    ("array of too many dimensions", HEADER + module("""
+        def f(a: Array[f64, 5]) -> float:
+            return 1.0
+        """), 2, 21, "the number of dimensions must be 1, 2, 3 or 4", None),
+    ("array in a tuple return", HEADER + module("""
+        def f(x: float, a: Array[f64]) -> tuple[float, Array[f64]]:
+            return x, a
+        """), 2, 48, "tuple returns hold scalars only", None),
+    ("unknown adgen name", module("""
+        from adgen import Array, Tensor
+
+        def f(x: float) -> float:
+            return x
+        """), 1, 26, "adgen has no name 'Tensor'", None),
+    ("code at module level", module("""
+        def f(x: float) -> float:
+            return x
+
+        print(f(1.0))
+        """), 4, 1, "not supported at module level", None),
+    ("module constant computed by a call", module("""
+        import math
+
+        C = math.sqrt(2.0)
+
+        def f(x: float) -> float:
+            return C * x
+        """), 3, 5, "module constants must be numeric literals or arithmetic on them", None),
+    ("integer constant beyond 64 bits", module("""
+        def f(x: float, n: int) -> float:
+            k = n * 2 ** 70
+            return x * k
+        """), 2, 13, "does not fit in 64 bits", None),
+    ("function defined twice", module("""
+        def f(x: float) -> float:
+            return x
+
+        def f(x: float) -> float:
+            return 2.0 * x
+        """), 4, 5, "function 'f' is defined twice", (1, 5, "first defined here")),
+    ("assigning a module constant in a function", module("""
+        N = 3
+
+        def f(x: float) -> float:
+            N = 4
+            return x * N
+        """), 4, 5, "'N' is a module constant and cannot be assigned", (1, 1, "defined here")),
     # -- constructs outside the subset -------------------------------------------------------
     ("strings", module("""
         def f(x: float) -> float:
@@ -218,6 +281,61 @@ CASES = [
         def f(x: float) -> float:
             return math.gamma(x)
         """), 4, 12, "'math.gamma' is not a supported intrinsic", None),
+    ("del", module("""
+        def f(x: float) -> float:
+            y = x
+            del y
+            return x
+        """), 3, 5, "del is not supported", None),
+    ("assignment expression", module("""
+        def f(x: float) -> float:
+            if (y := 2.0 * x) > 1.0:
+                return y
+            return x
+        """), 2, 9, "assignment expressions (:=) are not supported", None),
+    ("match", module("""
+        def f(x: float, n: int) -> float:
+            match n:
+                case 1:
+                    return x
+            return 0.0
+        """), 2, 5, "match is not supported", None),
+    ("import inside a function", module("""
+        def f(x: float) -> float:
+            import math
+            return math.sin(x)
+        """), 2, 5, "imports inside functions are not supported", None),
+    ("loop over something other than range", module("""
+        def f(x: float, n: int) -> float:
+            for i in n:
+                x = x * 2.0
+            return x
+        """), 2, 14, "this loop is not supported", None),
+    ("range with a zero step", module("""
+        def f(x: float, n: int) -> float:
+            for i in range(0, n, 0):
+                x = x * 2.0
+            return x
+        """), 2, 26, "range step must not be zero", None),
+    ("bitwise augmented assignment", module("""
+        def f(x: float, n: int) -> float:
+            n |= 1
+            return x * n
+        """), 2, 7, "this augmented assignment operator is not supported", None),
+    ("bitwise invert", module("""
+        def f(x: float, n: int) -> float:
+            return x * ~n
+        """), 2, 16, "operator '~' is not supported", None),
+    ("expression statement without effect", module("""
+        def f(x: float) -> float:
+            x + 1.0
+            return x
+        """), 2, 5, "this expression statement has no effect", None),
+    ("None as a value", module("""
+        def f(x: float) -> float:
+            y = None
+            return x
+        """), 2, 9, "None is not a value", None),
     # -- names, types and calls --------------------------------------------------------------
     ("unknown name", module("""
         def f(x: float) -> float:
@@ -249,6 +367,65 @@ CASES = [
         def f(x: float) -> float:
             return g(x, x)
         """), 5, 12, "'g' takes 1 argument(s), got 2", (1, 5, "defined here")),
+    ("array passed for a scalar parameter", HEADER + module("""
+        def g(x: float) -> float:
+            return x * x
+
+        def f(a: Array[f64]) -> float:
+            return g(a)
+        """), 6, 14, "argument 'x' of 'g' is f64, got Array[f64]", (2, 7, "parameter declared here")),
+    ("float returned from an int function", module("""
+        def f(x: float) -> int:
+            return x
+        """), 2, 5, "return value: expected i64, got f64", None),
+    ("float index", HEADER + module("""
+        def f(a: Array[f64], x: float) -> float:
+            return a[x]
+        """), 3, 14, "an index must be an integer, got f64", None),
+    ("indexing a scalar", module("""
+        def f(x: float) -> float:
+            return x[0]
+        """), 2, 12, "only arrays can be indexed", None),
+    ("arithmetic on booleans", module("""
+        def f(x: float) -> float:
+            b = x > 0.0
+            return b + x
+        """), 3, 12, "arithmetic on booleans is not supported", None),
+    ("unpacking the wrong number of values", module("""
+        def g(x: float) -> tuple[float, float]:
+            return x, 2.0 * x
+
+        def f(x: float) -> float:
+            a, b, c = g(x)
+            return a
+        """), 5, 5, "cannot unpack 2 values into 3 names", None),
+    ("using the value of a function returning nothing", HEADER + module("""
+        def g(a: Array[f64]) -> None:
+            a[0] = 1.0
+
+        def f(a: Array[f64]) -> float:
+            return 2.0 * g(a)
+        """), 6, 18, "'g' returns nothing and has no value", None),
+    ("a function used as a value", module("""
+        def g(x: float) -> float:
+            return x
+
+        def f(x: float) -> float:
+            h = g
+            return h(x)
+        """), 5, 9, "function 'g' can only be called, not used as a value", None),
+    ("calling a method", module("""
+        def f(x: float) -> float:
+            return x.conjugate()
+        """), 2, 12, "calling this is not supported", None),
+    ("len of a scalar", module("""
+        def f(x: float) -> float:
+            return 1.0 * len(x)
+        """), 2, 22, "len of a f64 is not supported", None),
+    ("a.shape with a variable axis", HEADER + module("""
+        def f(a: Array[f64, 2], k: int) -> float:
+            return 1.0 * a.shape[k]
+        """), 3, 26, "the axis in a.shape[k] must be a constant integer", None),
     ("calling an unknown function", module("""
         def f(x: float) -> float:
             return frobnicate(x)

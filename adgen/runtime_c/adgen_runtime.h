@@ -95,6 +95,15 @@ static inline void *adgen_calloc(size_t count, size_t size)
 }
 
 /* -- debug checks ------------------------------------------------------------------ */
+/* A fact the compiler may rely on (vector modes: nbdirs >= 1); checked in debug builds. */
+#if defined(ADGEN_DEBUG)
+#define ADGEN_ASSUME(cond) ADGEN_ASSERT(cond, "adgen: assumption failed: " #cond)
+#elif defined(__GNUC__)
+#define ADGEN_ASSUME(cond) do { if (!(cond)) __builtin_unreachable(); } while (0)
+#else
+#define ADGEN_ASSUME(cond) ((void)0)
+#endif
+
 #ifdef ADGEN_DEBUG
 #define ADGEN_ASSERT(cond, where)                                     \
     do {                                                              \

@@ -600,6 +600,8 @@ class FunctionEmitter:
         unused = [p.name for p in self.sig.params
                   if not re.search(rf"\b{re.escape(p.name)}\b", body)]
         self.lines[0:0] = [f"    (void){name};" for name in unused]
+        if self.nbdirs is not None and self.nbdirs not in unused:
+            self.lines.insert(0, f"    ADGEN_ASSUME({self.nbdirs} > 0);")
         return "\n".join([self.sig.prototype() + "\n{", *self.lines, "}"])
 
     def region(self, r: Region, depth: int, top: bool = False) -> None:
