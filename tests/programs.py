@@ -213,6 +213,8 @@ class Function:
     loop_names_used: set[str] = field(default_factory=set)
     return_bound: float = 1.0
     constants: dict[str, float] = field(default_factory=dict)
+    recent: list[str] = field(default_factory=list)   #: floats by time of last assignment
+    recursive: bool = False
 
     def fresh(self, prefix: str) -> str:
         n = self.counters.get(prefix, 0)
@@ -251,6 +253,20 @@ class Scope:
             if n not in self.ints and n not in self.floats:
                 return n
         return self.fn.fresh("i")
+
+    def touch(self, name: str) -> None:
+        """Remember that ``name`` was just assigned (expressions prefer recent values)."""
+        self.fn.recent.append(name)
+
+    def recent_floats(self, k: int) -> list[FloatVar]:
+        out: list[FloatVar] = []
+        for name in reversed(self.fn.recent):
+            v = self.floats.get(name)
+            if v is not None and v not in out:
+                out.append(v)
+                if len(out) == k:
+                    break
+        return out
 
     def float_cap(self, var: FloatVar) -> float:
         """How large a value assigned to ``var`` here may be."""
@@ -334,10 +350,14 @@ def clamp_int(e: IExpr) -> IExpr:
 def int_expr(draw, scope: Scope, depth: int = 2) -> IExpr:
     """An integer expression; ``//`` and ``%`` only by nonzero divisors."""
     form = pick(draw, [("atom", 4), ("add", 2), ("sub", 2), ("mul", 1), ("floordiv", 2),
-                       ("mod", 2), ("neg", 1), ("abs", 1), ("min", 1), ("max", 1)]
+                       ("mod", 2), ("neg", 1), ("abs", 1), ("min", 1), ("max", 1),
+                       ("int", 1 if depth > 1 else 0)]
                 if depth > 0 else [("atom", 1)])
     if form == "atom":
         return draw(int_atom(scope))
+    if form == "int":  # a data-dependent integer: int() truncates towards zero
+        f = fit(draw, draw(float_expr(scope, depth - 2)), 3.0)
+        return IExpr(f"int({f.text})", -3, 3)
     a = draw(int_expr(scope, depth - 1))
     if form == "neg":
         return IExpr(f"(-{a.text})", -a.hi, -a.lo)
@@ -420,10 +440,14 @@ def float_const(draw) -> FExpr:
 
 @st.composite
 def float_leaf(draw, scope: Scope) -> FExpr:
-    kinds = [("const", 1), ("var", 6 if scope.floats else 0),
+    recent = scope.recent_floats(3)
+    kinds = [("const", 1), ("recent", 4 if recent else 0), ("var", 3 if scope.floats else 0),
              ("array", 4 if scope.arrays else 0), ("int", 1),
              ("module_const", 1 if scope.fn.constants else 0)]
     kind = pick(draw, kinds)
+    if kind == "recent":
+        v = draw(st.sampled_from(recent))
+        return FExpr(v.name, v.bound)
     if kind == "var":
         v = draw(st.sampled_from(sorted(scope.floats)))
         return FExpr(v, scope.floats[v].bound)
@@ -539,7 +563,8 @@ def float_expr(draw, scope: Scope, depth: int = 2, cap: float = FLOAT_CAP) -> FE
         return fit(draw, draw(float_leaf(scope)), cap)
     calls = callable_helpers(scope, ("float",))
     form = pick(draw, [("leaf", 3), ("add", 3), ("sub", 2), ("mul", 3), ("div", 2), ("neg", 1),
-                       ("unary", 4), ("binary", 2), ("ifexp", 1), ("call", 2 if calls else 0)])
+                       ("unary", 4), ("binary", 2), ("ifexp", 1), ("call", 2 if calls else 0),
+                       ("fmod", 1)])
     d = depth - 1
     if form == "leaf":
         e = draw(float_leaf(scope))
@@ -560,6 +585,10 @@ def float_expr(draw, scope: Scope, depth: int = 2, cap: float = FLOAT_CAP) -> FE
         else:
             c = draw(st.sampled_from([2.0, 3.0, -4.0, 0.5]))
             e = FExpr(f"({a.text} / {ffmt(c)})", a.bound / abs(c))
+    elif form == "fmod":  # Python's float %: the sign of the divisor
+        a = draw(float_expr(scope, d))
+        c = draw(st.sampled_from([1.0, 0.7, -1.0]))
+        e = FExpr(f"({a.text} % {ffmt(c)})", abs(c))
     elif form == "unary":
         e = draw(unary_intrinsic(scope, d))
     elif form == "binary":
@@ -655,6 +684,7 @@ def mutable_ints(scope: Scope) -> list[IntVar]:
 def define_float(scope: Scope, name: str, bound: float) -> FloatVar:
     v = FloatVar(name, max(bound, 1.0), scope.level)
     scope.floats[name] = v
+    scope.touch(name)
     return v
 
 
@@ -704,6 +734,7 @@ def update_float(draw, scope: Scope) -> list[str]:
         e = draw(float_expr(scope, 2, cap))
         line, bound = f"{v.name} = {e.text}", e.bound
     v.bound = max(v.bound, bound)
+    scope.touch(v.name)
     return [line]
 
 
@@ -816,8 +847,14 @@ def return_statement(draw, scope: Scope) -> list[str]:
     if fn.returns == "none":
         return ["return"]
     e = draw(float_expr(scope, draw(st.integers(1, 3))))
-    first = f"{e.text} + 0.5 * {fn.anchor}"
-    fn.return_bound = max(fn.return_bound, e.bound + 0.5 * ARRAY_BOUND)
+    terms = [e.text]
+    bound = e.bound + 0.5 * ARRAY_BOUND
+    for v in scope.recent_floats(draw(st.integers(0, 3))):
+        t = fit(draw, FExpr(v.name, v.bound), 1.0)
+        terms.append(t.text)
+        bound += t.bound
+    first = f"{' + '.join(terms)} + 0.5 * {fn.anchor}"
+    fn.return_bound = max(fn.return_bound, bound)
     if fn.returns == "float":
         return [f"return {first}"]
     if fn.returns == "tuple":
@@ -921,7 +958,7 @@ def range_header(draw, scope: Scope) -> tuple[str, int, int, tuple[Hint, ...], i
 def accumulate(draw, scope: Scope, body: Scope, lines: list[str], trips: int) -> FloatVar | None:
     """Maybe turn the loop into a reduction: ``s = 0.0`` before, ``s += ...`` once per
     iteration (the last statement of the body, or in an if there); returns ``s``."""
-    if not draw(st.booleans()):
+    if draw(st.integers(0, 3)) == 0:
         return None
     name = scope.fn.fresh("v")
     c = draw(st.sampled_from([0.5, 0.25, 1.0]))
@@ -951,6 +988,7 @@ def for_loop(draw, scope: Scope) -> list[str]:
     if acc is not None:
         lines.insert(0, f"{acc.name} = 0.0")
         scope.floats[acc.name] = acc
+        scope.touch(acc.name)
     return lines
 
 
@@ -1001,6 +1039,7 @@ def while_loop(draw, scope: Scope) -> list[str]:
     if acc is not None:
         lines.insert(0, f"{acc.name} = 0.0")
         scope.floats[acc.name] = acc
+        scope.touch(acc.name)
     scope.ints[k] = IntVar(k, min(0, lo), max(bound.hi, 0), scope.level, mutable=False)
     return lines + indent(body)
 
@@ -1137,7 +1176,9 @@ def annotation(draw: Callable[[Any], Any], p: Param) -> str:
     if p.kind == "float":
         return draw(st.sampled_from(["float", "f64"]))
     if p.kind == "int":
-        return draw(st.sampled_from(["int", "i64"]))
+        return draw(st.sampled_from(["int", "i64", "i32"]))
+    if p.kind == "bool":
+        return "bool"
     return "Array[f64]" if len(p.shape) == 1 else f"Array[f64, {len(p.shape)}]"
 
 
@@ -1148,7 +1189,8 @@ def return_annotation(returns: str) -> str:
 
 @st.composite
 def function(draw, name: str, params: list[Param], returns: str, helpers: list[Helper],
-             constants: dict[str, float], max_depth: int, entry: bool) -> tuple[list[str], Function]:
+             constants: dict[str, float], max_depth: int, entry: bool, recursive: bool = False
+             ) -> tuple[list[str], Function]:
     """A function definition over ``params``; returns its lines and its state."""
     floats = [p for p in params if p.kind == "float"]
     ro_arrays = [p for p in params if p.kind == "array" and not p.writable]
@@ -1166,17 +1208,45 @@ def function(draw, name: str, params: list[Param], returns: str, helpers: list[H
                                             mutable=p.name != anchor)
         elif p.kind == "int":
             scope.ints[p.name] = IntVar(p.name, *INT_PARAM, level=0, mutable=False)
+        elif p.kind == "bool":
+            scope.bools[p.name] = BoolVar(p.name, 0)
         else:
             if entry:
                 exts = tuple(Extent(f"{p.name}.shape[{k}]", n, n) for k, n in enumerate(p.shape))
             else:
                 exts = (Extent(f"{p.name}.shape[0]", *HELPER_EXTENT),)
             scope.arrays[p.name] = ArrayVar(p.name, exts, p.writable)
-    body = draw(block(scope, 1, 5 if entry else 3))
-    body += draw(return_statement(scope))
+    body: list[str] = []
+    if recursive:  # if m <= 0: return ...;  ...;  g(..., m - 1)
+        body += ["if m <= 0:"] + indent(draw(return_statement(scope.child())))
+    body += draw(block(scope, 1, 5 if entry else 3))
+    if recursive:
+        body += draw(recursive_call(scope, name, params, returns))
+        body += draw(block(scope, 0, 2))
+    if returns != "none" or draw(st.booleans()):
+        body += draw(return_statement(scope))
     sig = ", ".join(f"{p.name}: {annotation(draw, p)}" for p in params)
     lines = [f"def {name}({sig}) -> {return_annotation(returns)}:"] + indent(body)
     return lines, fn
+
+
+@st.composite
+def recursive_call(draw, scope: Scope, name: str, params: list[Param], returns: str) -> list[str]:
+    """The self-call of a recursive helper, on ``m - 1`` (the base case stops it)."""
+    args = []
+    for p in params:
+        if p.kind == "float":
+            args.append(draw(float_expr(scope, 1, PARAM_BOUND)).text)
+        elif p.kind == "int":
+            args.append("m - 1")
+        else:
+            args.append(p.name)
+    call = f"{name}({', '.join(args)})"
+    if returns == "none":
+        return [call]
+    v = scope.fn.fresh("v")
+    define_float(scope, v, 1.0)
+    return [f"{v} = math.tanh({call})"]
 
 
 @st.composite
@@ -1190,7 +1260,10 @@ def helper_function(draw, name: str, helpers: list[Helper], constants: dict[str,
         writes = draw(st.booleans())
         params.append(Param("z", "array", (draw(st.integers(*ENTRY_EXTENT)),), writable=writes))
     returns = pick(draw, [("float", 4), ("tuple", 2), ("tuple_fi", 1), ("none", 1 if writes else 0)])
-    lines, fn = draw(function(name, params, returns, helpers, constants, 2, entry=False))
+    recursive = (any(p.kind == "int" for p in params) and returns in ("float", "none")
+                 and draw(st.integers(0, 2)) == 0)
+    lines, fn = draw(function(name, params, returns, helpers, constants, 2, entry=False,
+                              recursive=recursive))
     h = Helper(name, [(p.name, p.kind) for p in params], returns, fn.return_bound, writes)
     return lines, h, params
 
@@ -1203,6 +1276,8 @@ def make_args(params: list[Param], rng: np.random.Generator, ints: list[int]) ->
             out.append(float(rng.uniform(0.5, 1.5)))
         elif p.kind == "int":
             out.append(next(it))
+        elif p.kind == "bool":
+            out.append(bool(rng.integers(0, 2)))
         else:
             out.append(rng.uniform(0.5, 1.5, p.shape))
     return tuple(out)
@@ -1216,7 +1291,7 @@ def programs(draw, max_helpers: int = 2) -> Program:
     constants: dict[str, float] = {}
     for k in range(draw(st.integers(0, 2))):
         constants[f"C{k}"] = draw(st.sampled_from([0.5, 0.75, 1.25, -0.5, 2.0]))
-    header = ["import math", "", "import numpy as np", "", "from adgen import Array, f64, i64, zeros",
+    header = ["import math", "", "import numpy as np", "", "from adgen import Array, f64, i32, i64, zeros",
               ""]
     header += [f"{k} = {v!r}" for k, v in constants.items()]
     chunks: list[list[str]] = []
@@ -1243,7 +1318,10 @@ def programs(draw, max_helpers: int = 2) -> Program:
             p.writable = draw(st.booleans())
     if draw(st.booleans()):
         params.insert(draw(st.integers(0, len(params))), Param("n", "int"))
-    returns = pick(draw, [("float", 6), ("tuple", 1)])
+    if draw(st.integers(0, 5)) == 0:
+        params.append(Param("s", "bool"))
+    writes = any(p.writable for p in params)
+    returns = pick(draw, [("float", 6), ("tuple", 1), ("none", 1 if writes else 0)])
     lines, _ = draw(function("f", params, returns, helpers, constants, 3, entry=True))
     chunks.append(lines)
     ints = [draw(st.integers(*INT_PARAM)) for p in params if p.kind == "int"]

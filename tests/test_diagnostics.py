@@ -522,7 +522,7 @@ def _assert_caret(stderr: str, source_line: str, col: int) -> None:
 @pytest.mark.parametrize(("source", "line", "col", "message", "note"),
                          [pytest.param(*c[1:], id=c[0]) for c in CASES])
 def test_rejected(tmp_path: Path, source: str, line: int, col: int, message: str,
-                  note: str | None) -> None:
+                  note: tuple[int, int, str] | None) -> None:
     proc, path, out = _run(tmp_path, source)
     err = proc.stderr
     assert proc.returncode == 2, f"exit {proc.returncode}, stderr:\n{err}"

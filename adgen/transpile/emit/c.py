@@ -91,6 +91,8 @@ def c_const(value: float | int | bool, t: Type) -> str:
         return "true" if value else "false"
     if et.is_int:
         v = int(value)
+        if v == -(2**63):
+            return "INT64_MIN"
         if not -(2**31) <= v < 2**31:
             return f"INT64_C({v})"
         return str(v)

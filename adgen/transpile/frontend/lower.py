@@ -733,8 +733,12 @@ class FunctionLowering:
         bld = self.at(node)
         c = self.const_value(b)
         if self.is_weak(a) and self.is_weak(b):
+            base = self.const_value(a)
+            if isinstance(base, int) and isinstance(c, int) and abs(base) > 1 and c > 64:
+                raise self.error(node, "this constant power is outside the 64-bit integer range "
+                                       "(integers are 64-bit; use a float base)")
             try:
-                return self.literal(node, self.const_value(a) ** c)  # type: ignore[operator]
+                return self.literal(node, base ** c)  # type: ignore[operator]
             except (ZeroDivisionError, OverflowError):
                 raise self.error(node, "cannot evaluate this constant power (use a smaller "
                                        "exponent or a float base)") from None
