@@ -735,8 +735,8 @@ class FunctionLowering:
         if self.is_weak(a) and self.is_weak(b):
             base = self.const_value(a)
             if isinstance(base, int) and isinstance(c, int) and abs(base) > 1 and c > 64:
-                raise self.error(node, "this constant power is outside the 64-bit integer range "
-                                       "(integers are 64-bit; use a float base)")
+                raise self.error(node, "the integer constant this power computes does not fit in "
+                                       "64 bits (integers are 64-bit; use a float base)")
             try:
                 return self.literal(node, base ** c)  # type: ignore[operator]
             except (ZeroDivisionError, OverflowError):
