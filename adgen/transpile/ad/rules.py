@@ -137,8 +137,13 @@ def tangent(b: Builder, prim: str, args: list[Value], result: Value,
         return rule.jvp(b, args, result, tangents)
     assert rule.partials is not None
     coefficients = rule.partials(b, args, result)
-    return linear_combination(b, [(cf, t) for cf, t in zip(coefficients, tangents, strict=True)
-                                  if cf is not None and t is not None])
+    terms = [(cf, t) for cf, t in zip(coefficients, tangents, strict=True)
+             if cf is not None and t is not None]
+    if not terms:  # only operands without a derivative are active, e.g. copysign(1.0, x)
+        vector = any(t is not None and isinstance(t.type, VecType) for t in tangents)
+        elem = elem_of(result.type)
+        return b.const(0.0, VecType(elem) if vector else elem)
+    return linear_combination(b, terms)
 
 
 def linear_combination(b: Builder, terms: list[tuple[Value, Value]]) -> Value:
