@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -35,6 +36,24 @@ def check_modes(modes: Iterable[str]) -> list[str]:
     return out
 
 
+def canonical_command(path: str, modes: Sequence[str], functions: Sequence[str] | None,
+                      wrt: Sequence[str] | None, of: Sequence[str] | None, head: str | None,
+                      precision: str, debug: bool) -> str:
+    words = ["adgen", os.path.basename(path)]
+    for m in [m for m in ("primal", "forward", "vector-forward") if m in modes]:
+        words += ["--mode", m]
+    for flag, value in (("--functions", functions), ("--wrt", wrt), ("--of", of)):
+        if value:
+            words += [flag, ",".join(value)]
+    if head:
+        words += ["--head", shlex.quote(head)]
+    if precision != "f64":
+        words += ["--precision", precision]
+    if debug:
+        words.append("--debug")
+    return " ".join(words)
+
+
 def _selection(functions: Sequence[str] | None, wrt: Sequence[str] | None,
                of: Sequence[str] | None, head: str | None) -> Selection:
     if head is not None:
@@ -49,15 +68,21 @@ def transpile(path: str, modes: Sequence[str] = ("primal", "forward"), *,
               functions: Sequence[str] | None = None, wrt: Sequence[str] | None = None,
               of: Sequence[str] | None = None, head: str | None = None,
               precision: str = "f64", debug: bool = False, target: str = "c",
-              command: str = "", dump_all: bool = False) -> Transpiled:
-    """Generate C for ``path``; raises ``AdgenError`` (located) or ``UsageError``."""
+              dump_all: bool = False) -> Transpiled:
+    """Generate C for ``path``; raises ``AdgenError`` (located) or ``UsageError``.
+
+    The generated files name the command that reproduces them; it holds only what
+    changes their text, so the CLI and ``load`` produce identical files (and share
+    the build cache)."""
     if target != "c":
         raise UsageError(f"target '{target}' is not supported yet (only 'c')")
     if precision not in ("f64", "f32"):
         raise UsageError(f"precision must be f64 or f32, got '{precision}'")
     with open(path, encoding="utf-8") as f:
         source = f.read()
-    return transpile_source(path, source, check_modes(modes), _selection(functions, wrt, of, head),
+    modes = check_modes(modes)
+    command = canonical_command(path, modes, functions, wrt, of, head, precision, debug)
+    return transpile_source(path, source, modes, _selection(functions, wrt, of, head),
                             precision=precision, debug=debug, command=command, dump_all=dump_all)
 
 
@@ -80,6 +105,9 @@ class AdgenModule:
             return getattr(lib, name)
         raise AttributeError(f"module {os.path.basename(self.__dict__.get('path', '?'))} has no "
                              f"function '{name}'")
+
+    def __repr__(self) -> str:
+        return f"<adgen module {self.path}: {', '.join(self.functions)}>"
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self.functions))

@@ -43,7 +43,7 @@ class _Call:
                 i = p.source[1]
                 v = fn.params[i]
                 name = fn.param_names[i]
-                if name == "nbdirs" and nbdirs is not None:
+                if name == fn.nbdirs and nbdirs is not None:
                     args.append(nbdirs)
                     continue
                 t = v.type
@@ -174,8 +174,12 @@ class AdgenFunction:
         if len(tangents) != len(self.param_names):
             raise TypeError(f"{self.name}: give one tangent per argument ({len(self.param_names)}), "
                             f"None where not differentiated; got {len(tangents)}")
+        if nbdirs is not None and nbdirs < 1:
+            raise ValueError(f"{self.name}.jvp_vec: tangents need at least one direction "
+                             "(their last axis is empty)")
         values = self._values(args, call.written)
         fn = call.fn
+        tangent_name = {primal: t for t, primal in fn.tangent_of.items()}
         active = {fn.tangent_of[n] for n in fn.param_names if n in fn.tangent_of}
         written_tangents: dict[str, np.ndarray] = {}
         for name, t, tan in zip(self.param_names, self.param_types, tangents, strict=True):
@@ -184,7 +188,7 @@ class AdgenFunction:
                     raise ValueError(f"{self.name}: argument '{name}' is not differentiated "
                                      "(not a float, or outside --wrt); pass None as its tangent")
                 continue
-            tname = name + "d"
+            tname = tangent_name[name]
             if isinstance(t, ArrayType):
                 tt = ArrayType(t.elem, t.ndim, vector=nbdirs is not None)
                 shape = values[name].shape + ((nbdirs,) if nbdirs is not None else ())
@@ -210,17 +214,14 @@ class AdgenFunction:
             else:
                 values[tname] = 0.0 if tan is None else check_scalar(tname, tan, t, "tangent")
         check_overlap({k: v for k, v in values.items() if isinstance(v, np.ndarray)},
-                      call.written | {n + "d" for n in call.written})
+                      call.written | {tangent_name[n] for n in call.written if n in tangent_name})
         ret, outs = call(values, nbdirs)
         value = self._package(ret, outs, call)
         primal_results = self._primal.fn.results
         tangent_results = []
         for r in primal_results:
-            tname = "retd" if r.name == "return" else r.name + "d"
-            if tname in outs:
-                tangent_results.append(outs[tname])
-            else:
-                tangent_results.append(None)
+            tname = tangent_name.get(r.name)
+            tangent_results.append(outs[tname] if tname is not None else None)
         if not primal_results:
             return value, None
         tangent = tuple(tangent_results) if self._primal.fn.returns_tuple else tangent_results[0]

@@ -88,6 +88,9 @@ def write_atomic(path: str, text: str) -> bool:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as open() would create it, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -116,13 +119,12 @@ def run(argv: Sequence[str]) -> int:
     except OSError as exc:
         print(f"adgen: error: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    command = " ".join(shlex.quote(a) for a in ["adgen", *argv])
     try:
         check_modes(modes)
         verbose(f"transpiling {path} ({', '.join(modes)})")
         t = transpile(path, modes, functions=args.functions, wrt=args.wrt, of=args.of,
                       head=args.head, precision=args.precision, debug=args.debug,
-                      target=args.target, command=command, dump_all=args.dump_ir == "all")
+                      target=args.target, dump_all=args.dump_ir == "all")
     except AdgenError as err:
         sys.stderr.write(format_error(err, source_lines))
         return EXIT_BAD_INPUT

@@ -246,7 +246,9 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward"), 
                of: Sequence[str] | None = None, head: str | None = None, precision: str = "f64",
                debug: bool = False, cflags: Sequence[str] | None = None) -> CheckReport:
     modes = [m for m in modes if m != "primal"]
-    t = transpile(path, ["primal", *modes], functions=functions, wrt=wrt, of=of, head=head,
+    # the vector tangent is checked against scalar tangents: build both
+    built = ["primal", *modes] + (["forward"] if "vector-forward" in modes else [])
+    t = transpile(path, built, functions=functions, wrt=wrt, of=of, head=head,
                   precision=precision, debug=debug)
     flags = tuple(cflags) if cflags is not None else (DEBUG_CFLAGS if debug else DEFAULT_CFLAGS)
     m = bind(t, path, flags)

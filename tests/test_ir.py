@@ -34,7 +34,7 @@ def test_pipeline_lists_each_pass_once() -> None:
 
 
 def test_fold_constants_and_identities() -> None:
-    fn = lower("def f(x: float) -> float:\n    y = x * (2.0 * 3.0)\n    return y * 1.0 + 0.0\n")
+    fn = lower("def f(x: float) -> float:\n    y = x * (2.0 * 3.0)\n    return y * 1.0 - 0.0\n")
     assert fold(fn)
     verify_function(fn)
     text = print_function(fn)
@@ -43,6 +43,13 @@ def test_fold_constants_and_identities() -> None:
     dce(fn)
     assert [o for o in ops(fn) if o.startswith("%") or o.startswith("return")] == [
         "%1 = const 6.0 : f64", "%y = mul %x, %1 : f64", "return %y"]
+
+
+def test_fold_keeps_float_plus_zero() -> None:
+    # -0.0 + 0.0 is +0.0: dropping the addition would change the sign CPython computes
+    fn = lower("def f(x: float) -> float:\n    z = 0.0\n    return z + x\n")
+    simplify(fn)
+    assert "add" in print_function(fn)
 
 
 def test_fold_if_on_constant_condition() -> None:

@@ -12,8 +12,8 @@ extern "C" {
 #endif
 
 /* heat_d: tangent of heat (heat.py:6).
- *   independents: u (tangent ud), alpha (tangent alphad)
- *   dependents:   return (tangent retd)
+ *   tangents in:  u (ud), alpha (alphad)
+ *   tangents out: u (ud, updated in place), return (retd)
  *   u: u_shape0 array, read and written in place
  *   ud: u_shape0 array, read and written in place
  *   retd: out, tangent of return

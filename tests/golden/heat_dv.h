@@ -12,11 +12,11 @@ extern "C" {
 #endif
 
 /* heat_dv: vector tangent of heat (heat.py:6).
- *   independents: u (tangent ud), alpha (tangent alphad)
- *   dependents:   return (tangent retd)
+ *   tangents in:  u (ud), alpha (alphad)
+ *   tangents out: u (ud, updated in place), return (retd)
  *   u: u_shape0 array, read and written in place
  *   ud: u_shape0 x nbdirs array, read and written in place
- *   alphad [nbdirs]: tangent directions of alpha
+ *   alphad [nbdirs]: one tangent per direction
  *   retd [nbdirs]: out, tangent of return
  *   returns the value of heat
  */

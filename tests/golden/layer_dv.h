@@ -12,8 +12,8 @@ extern "C" {
 #endif
 
 /* layer_dv: vector tangent of layer (layer.py:8).
- *   independents: W (tangent Wd), b (tangent bd), x (tangent xd), y (tangent yd)
- *   dependents:   return (tangent retd)
+ *   tangents in:  W (Wd), b (bd), x (xd), y (yd)
+ *   tangents out: y (yd, updated in place), return (retd)
  *   W: W_shape0 x W_shape1 array, read
  *   Wd: W_shape0 x W_shape1 x nbdirs array, read
  *   b: b_shape0 array, read

@@ -12,8 +12,8 @@ extern "C" {
 #endif
 
 /* piecewise_d: tangent of piecewise (piecewise.py:6).
- *   independents: x (tangent xd), a (tangent ad)
- *   dependents:   return (tangent retd)
+ *   tangents in:  x (xd), a (ad)
+ *   tangents out: return (retd)
  *   retd: out, tangent of return
  *   returns the value of piecewise
  */

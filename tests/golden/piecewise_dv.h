@@ -12,10 +12,10 @@ extern "C" {
 #endif
 
 /* piecewise_dv: vector tangent of piecewise (piecewise.py:6).
- *   independents: x (tangent xd), a (tangent ad)
- *   dependents:   return (tangent retd)
- *   xd [nbdirs]: tangent directions of x
- *   ad [nbdirs]: tangent directions of a
+ *   tangents in:  x (xd), a (ad)
+ *   tangents out: return (retd)
+ *   xd [nbdirs]: one tangent per direction
+ *   ad [nbdirs]: one tangent per direction
  *   retd [nbdirs]: out, tangent of return
  *   returns the value of piecewise
  */

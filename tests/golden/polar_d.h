@@ -12,8 +12,8 @@ extern "C" {
 #endif
 
 /* to_polar_d: tangent of to_polar (polar.py:8).
- *   independents: x (tangent xd), y (tangent yd)
- *   dependents:   ret0 (tangent ret0d), ret1 (tangent ret1d)
+ *   tangents in:  x (xd), y (yd)
+ *   tangents out: ret0 (ret0d), ret1 (ret1d)
  *   ret0: out, result
  *   ret1: out, result
  *   ret0d: out, tangent of ret0
@@ -22,8 +22,8 @@ extern "C" {
 void to_polar_d(double x, double xd, double y, double yd, double *ret0, double *ret1, double *ret0d, double *ret1d);
 
 /* spiral_length_d: tangent of spiral_length (polar.py:14).
- *   independents: xs (tangent xsd), ys (tangent ysd)
- *   dependents:   return (tangent retd)
+ *   tangents in:  xs (xsd), ys (ysd)
+ *   tangents out: return (retd)
  *   xs: xs_shape0 array, read
  *   xsd: xs_shape0 array, read
  *   ys: ys_shape0 array, read

@@ -12,10 +12,10 @@ extern "C" {
 #endif
 
 /* to_polar_dv: vector tangent of to_polar (polar.py:8).
- *   independents: x (tangent xd), y (tangent yd)
- *   dependents:   ret0 (tangent ret0d), ret1 (tangent ret1d)
- *   xd [nbdirs]: tangent directions of x
- *   yd [nbdirs]: tangent directions of y
+ *   tangents in:  x (xd), y (yd)
+ *   tangents out: ret0 (ret0d), ret1 (ret1d)
+ *   xd [nbdirs]: one tangent per direction
+ *   yd [nbdirs]: one tangent per direction
  *   ret0: out, result
  *   ret1: out, result
  *   ret0d [nbdirs]: out, tangent of ret0
@@ -24,8 +24,8 @@ extern "C" {
 void to_polar_dv(double x, const double *xd, double y, const double *yd, int64_t nbdirs, double *ret0, double *ret1, double *ret0d, double *ret1d);
 
 /* spiral_length_dv: vector tangent of spiral_length (polar.py:14).
- *   independents: xs (tangent xsd), ys (tangent ysd)
- *   dependents:   return (tangent retd)
+ *   tangents in:  xs (xsd), ys (ysd)
+ *   tangents out: return (retd)
  *   xs: xs_shape0 array, read
  *   xsd: xs_shape0 x nbdirs array, read
  *   ys: ys_shape0 array, read

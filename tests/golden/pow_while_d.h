@@ -12,8 +12,8 @@ extern "C" {
 #endif
 
 /* power_d: tangent of power (pow_while.py:4).
- *   independents: x (tangent xd)
- *   dependents:   return (tangent retd)
+ *   tangents in:  x (xd)
+ *   tangents out: return (retd)
  *   retd: out, tangent of return
  *   returns the value of power
  */

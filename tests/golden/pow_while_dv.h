@@ -12,9 +12,9 @@ extern "C" {
 #endif
 
 /* power_dv: vector tangent of power (pow_while.py:4).
- *   independents: x (tangent xd)
- *   dependents:   return (tangent retd)
- *   xd [nbdirs]: tangent directions of x
+ *   tangents in:  x (xd)
+ *   tangents out: return (retd)
+ *   xd [nbdirs]: one tangent per direction
  *   retd [nbdirs]: out, tangent of return
  *   returns the value of power
  */

@@ -12,16 +12,16 @@ extern "C" {
 #endif
 
 /* continued_fraction_d: tangent of continued_fraction (recursive.py:4).
- *   independents: x (tangent xd)
- *   dependents:   return (tangent retd)
+ *   tangents in:  x (xd)
+ *   tangents out: return (retd)
  *   retd: out, tangent of return
  *   returns the value of continued_fraction
  */
 double continued_fraction_d(double x, double xd, int64_t depth, double *retd);
 
 /* series_d: tangent of series (recursive.py:10).
- *   independents: x (tangent xd)
- *   dependents:   return (tangent retd)
+ *   tangents in:  x (xd)
+ *   tangents out: return (retd)
  *   retd: out, tangent of return
  *   returns the value of series
  */

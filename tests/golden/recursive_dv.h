@@ -12,18 +12,18 @@ extern "C" {
 #endif
 
 /* continued_fraction_dv: vector tangent of continued_fraction (recursive.py:4).
- *   independents: x (tangent xd)
- *   dependents:   return (tangent retd)
- *   xd [nbdirs]: tangent directions of x
+ *   tangents in:  x (xd)
+ *   tangents out: return (retd)
+ *   xd [nbdirs]: one tangent per direction
  *   retd [nbdirs]: out, tangent of return
  *   returns the value of continued_fraction
  */
 double continued_fraction_dv(double x, const double *xd, int64_t depth, int64_t nbdirs, double *retd);
 
 /* series_dv: vector tangent of series (recursive.py:10).
- *   independents: x (tangent xd)
- *   dependents:   return (tangent retd)
- *   xd [nbdirs]: tangent directions of x
+ *   tangents in:  x (xd)
+ *   tangents out: return (retd)
+ *   xd [nbdirs]: one tangent per direction
  *   retd [nbdirs]: out, tangent of return
  *   returns the value of series
  */

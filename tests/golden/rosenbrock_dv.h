@@ -12,8 +12,8 @@ extern "C" {
 #endif
 
 /* rosenbrock_dv: vector tangent of rosenbrock (rosenbrock.py:6).
- *   independents: x (tangent xd)
- *   dependents:   return (tangent retd)
+ *   tangents in:  x (xd)
+ *   tangents out: return (retd)
  *   x: x_shape0 array, read
  *   xd: x_shape0 x nbdirs array, read
  *   retd [nbdirs]: out, tangent of return

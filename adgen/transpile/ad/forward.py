@@ -112,25 +112,36 @@ class TangentFunction:
         params: list[Value] = []
         names: list[str] = []
         tangent_of: dict[str, str] = {}
+        used = set(fn.param_names) | {r.name for r in fn.results}
+
+        def unique(base: str) -> str:
+            while base in used:
+                base += "_"
+            used.add(base)
+            return base
+
         for i, (p, name) in enumerate(zip(fn.params, fn.param_names, strict=True)):
             np_ = Value(p.type, p.name)
             params.append(np_)
             names.append(name)
             self.map[id(p)] = np_
             if i in active_params:
-                t = Value(self.ttype(p.type), name + "d")
+                tname = unique(name + "d")
+                t = Value(self.ttype(p.type), tname)
                 params.append(t)
-                names.append(name + "d")
-                tangent_of[name + "d"] = name
+                names.append(tname)
+                tangent_of[tname] = name
                 self.tan[id(p)] = t
+        nbdirs_name = None
         if self.vector:
-            self.nbdirs = Value(I64, "nbdirs")
+            nbdirs_name = unique("nbdirs")
+            self.nbdirs = Value(I64, nbdirs_name)
             params.append(self.nbdirs)
-            names.append("nbdirs")
+            names.append(nbdirs_name)
         results = [Result(r.name, r.type) for r in fn.results]
         for j in active_results:
             r = fn.results[j]
-            tname = "retd" if r.name == "return" else r.name + "d"
+            tname = unique("retd" if r.name == "return" else r.name + "d")
             results.append(Result(tname, self.ttype(r.type)))
             tangent_of[tname] = r.name
         self.top = Region(params)
@@ -139,7 +150,8 @@ class TangentFunction:
         name = fn.primal + SUFFIX[self.vector]
         return Function(name, self.top, results, fn.loc, primal=fn.primal,
                         mode="vector-forward" if self.vector else "forward",
-                        param_names=names, tangent_of=tangent_of, returns_tuple=fn.returns_tuple)
+                        param_names=names, tangent_of=tangent_of, returns_tuple=fn.returns_tuple,
+                        nbdirs=nbdirs_name)
 
     # -- regions ---------------------------------------------------------------------
     def region(self, old: Region, new: Region, targets: list[_Target]) -> None:

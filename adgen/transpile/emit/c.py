@@ -20,15 +20,9 @@ from ..ir.core import (
 )
 from ..ir.prims import PRIMS
 from ..ir.types import ArrayType, ScalarType, Type, VecType, elem_of
+from .names import reserved
 from .signature import CSignature
 
-C_KEYWORDS = {
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
-    "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict",
-    "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
-    "unsigned", "void", "volatile", "while", "bool", "true", "false", "main", "errno", "NULL",
-    "free", "calloc", "malloc", "abort", "exit", "int64_t", "int32_t", "size_t", "INFINITY", "NAN",
-}
 # precedence of C operators (higher binds tighter)
 PREC = {"?:": 3, "||": 4, "&&": 5, "==": 9, "!=": 9, "<": 10, "<=": 10, ">": 10, ">=": 10,
         "+": 12, "-": 12, "*": 13, "/": 13}
@@ -258,8 +252,7 @@ class FunctionEmitter:
     # -- naming ------------------------------------------------------------------------
     def fresh_name(self, hint: str) -> str:
         base = hint if hint.isidentifier() else "tmp"
-        if base in C_KEYWORDS or base.startswith("adgen_") or base in PRIMS or \
-                base in self.sigs or base in _LIBM_NAMES:
+        if reserved(base, set(self.sigs)) or base in PRIMS:
             base = base + "_"
         name, k = base, 1
         while name in self.names or name in self.iv_names:
@@ -271,7 +264,7 @@ class FunctionEmitter:
     def loop_index_name(self, hint: str) -> str:
         """Loop indices are scoped to their loop: siblings may share a name."""
         name, k = hint, 1
-        while name in self.names or name in self.active_ivs or name in C_KEYWORDS:
+        while name in self.names or name in self.active_ivs or reserved(name, set(self.sigs)):
             name = f"{hint}_{k}"
             k += 1
         self.iv_names.add(name)
@@ -299,16 +292,23 @@ class FunctionEmitter:
         # parameters and their shapes
         for p in self.sig.params:
             self.names.add(p.name)
-        for i, (v, name) in enumerate(zip(self.fn.params, self.fn.param_names, strict=True)):
+        cname = {p.source[1]: p.name for p in self.sig.params if p.source[0] == "value"}
+        shape_names: dict[int, list[str]] = {}
+        for p in self.sig.params:
+            if p.source[0] == "shape":
+                shape_names.setdefault(p.source[1], []).append(p.name)
+        index = {n: i for i, n in enumerate(self.fn.param_names)}
+        for i, v in enumerate(self.fn.params):
+            name = cname[i]
             var = Var(name, self.ctype(v.type), isinstance(v.type, VecType), name, self.fn.body,
                       end=self.last_use(v) if not isinstance(v.type, (ArrayType, VecType)) else 1 << 30,
                       declared=True)
             self.bind(v, var)
             self.vars.append(var)
             if isinstance(v.type, ArrayType):
-                primal = self.fn.tangent_of.get(name, name)
-                self.shapes[id(v)] = [f"{primal}_shape{k}" for k in range(v.type.ndim)]
-            if name == "nbdirs":
+                primal = index[self.fn.tangent_of.get(self.fn.param_names[i], self.fn.param_names[i])]
+                self.shapes[id(v)] = shape_names[primal]
+            if self.fn.param_names[i] == self.fn.nbdirs:
                 self.nbdirs = name
         hints = {v.name for op in self.fn.walk() for v in op.results if v.name}
         for cand in ("k", "kd", "dir", "dir_"):
@@ -519,7 +519,7 @@ class FunctionEmitter:
             inner = self.expr(op.operands[0], rename, vec)
             return _Expr(f"({self.ctype(v.type)})" + self.paren(inner, UNARY_PREC), UNARY_PREC)
         if isinstance(op, Load):
-            return _Expr(self.element(op.operands[0], op.operands[1:], rename), ATOM)
+            return _Expr(self.element(op.operands[0], op.operands[1:], rename, op.loc.line), ATOM)
         if isinstance(op, Prim):
             return self.prim_expr(op, rename, vec)
         raise AssertionError(f"no expression for {op}")
@@ -535,7 +535,10 @@ class FunctionEmitter:
             c, a, b = args
             return _Expr(f"{self.paren(c, 4)} ? {self.paren(a, 4)} : {self.paren(b, 3)}", 3)
         if p.c_op is not None and p.arity == 1:
-            return _Expr(f"{p.c_op}{self.paren(args[0], UNARY_PREC)}", UNARY_PREC)
+            inner = self.paren(args[0], UNARY_PREC)
+            if inner.startswith(p.c_op):  # -(-x), not the decrement --x
+                inner = f"({inner})"
+            return _Expr(f"{p.c_op}{inner}", UNARY_PREC)
         if p.c_op is not None:
             prec = PREC[p.c_op]
             left_need, right_need = prec, prec + 1
@@ -548,13 +551,15 @@ class FunctionEmitter:
         fname = p.c_func[elem.name]
         return _Expr(f"{fname}({', '.join(a.text for a in args)})", ATOM)
 
-    def element(self, array: Value, indices: list[Value], rename: dict[str, str] | None = None) -> str:
+    def element(self, array: Value, indices: list[Value], rename: dict[str, str] | None = None,
+                line: int = 0) -> str:
         at = array.type
         assert isinstance(at, ArrayType)
         shape = self.shapes[id(array)]
         idx = [self.expr(i, rename) for i in indices]
         if self.options.bounds_checks:
-            idx = [_Expr(f"ADGEN_INDEX({e.text}, {shape[k]}, \"{self._where()}\")", ATOM)
+            where = f"{self.options.source_name}:{line}"
+            idx = [_Expr(f"ADGEN_INDEX({e.text}, {shape[k]}, \"{where}\")", ATOM)
                    for k, e in enumerate(idx)]
         lin = idx[0]
         for k in range(1, len(idx)):
@@ -563,9 +568,6 @@ class FunctionEmitter:
             lin = _Expr(f"{self.paren(lin, 13)} * {self.nbdirs} + {self.dir}", 12)
         name = self.expr(array, rename).text
         return f"{name}[{lin.text}]"
-
-    def _where(self) -> str:
-        return f"{self.options.source_name}:{self.last_line}"
 
     def reads(self, v: Value) -> set[str]:
         var = self.var_of.get(id(v))
@@ -657,7 +659,7 @@ class FunctionEmitter:
 
     def op_Store(self, op: Store, depth: int) -> None:
         array, value = op.operands[0], op.operands[-1]
-        target = self.element(array, op.operands[1:-1])
+        target = self.element(array, op.operands[1:-1], line=op.loc.line)
         if isinstance(value.type, VecType):
             self.emit(self.dir_loop(f"{target} = {self.expr(value, vec=True).text};"), depth)
         else:
@@ -911,12 +913,6 @@ def _cheap_bound(v: Value) -> bool:
     if isinstance(op, Cast):
         return _cheap_bound(op.operands[0])
     return False
-
-
-_LIBM_NAMES = {f for p in PRIMS.values() if p.c_func for f in p.c_func.values()} | {
-    "sin", "cos", "tan", "exp", "log", "sqrt", "pow", "fabs", "floor", "ceil", "fmin", "fmax",
-    "round", "trunc", "fmod", "hypot", "erf", "erfc", "cbrt", "log2", "log10", "log1p", "expm1",
-    "atan2", "copysign"}
 
 
 def emit_function(fn: Function, sigs: dict[str, CSignature], module: Module,

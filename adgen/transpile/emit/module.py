@@ -50,39 +50,46 @@ def _env() -> jinja2.Environment:
 def describe(fn: Function, sig: CSignature, module: Module) -> list[str]:
     """The comment that documents a generated function in its header."""
     where = f"{module.name}.py:{fn.loc.line}"
-    lines: list[str] = []
     if fn.mode == "primal":
-        lines.append(f"{fn.name}: compiled from {where}.")
+        lines = [f"{fn.name}: compiled from {where}."]
     else:
-        kind = MODES[fn.mode][2]
-        lines.append(f"{fn.name}: {kind} of {fn.primal} ({where}).")
-        ind = [n for n in fn.param_names if n in fn.tangent_of and fn.tangent_of[n] != "return"
-               and fn.tangent_of[n] in fn.param_names]
-        deps = [r.name for r in fn.results if r.name in fn.tangent_of]
-        lines.append("  independents: " + (", ".join(f"{fn.tangent_of[n]} (tangent {n})" for n in ind)
-                                           or "none"))
-        lines.append("  dependents:   " + (", ".join(
-            f"{fn.tangent_of[d]} (tangent {d})" for d in deps) or "none"))
+        lines = [f"{fn.name}: {MODES[fn.mode][2]} of {fn.primal} ({where})."]
+    cname = {p.source: p.name for p in sig.params}
+    index = {n: i for i, n in enumerate(fn.param_names)}
+    if fn.mode != "primal":
+        ins, outs = [], []
+        for p in sig.params:
+            if p.source[0] == "value" and fn.param_names[p.source[1]] in fn.tangent_of:
+                primal = cname[("value", index[fn.tangent_of[fn.param_names[p.source[1]]]])]
+                ins.append(f"{primal} ({p.name})")
+                if not p.ctype.startswith("const") and p.ctype.endswith("*") and \
+                        isinstance(fn.params[p.source[1]].type, ArrayType):
+                    outs.append(f"{primal} ({p.name}, updated in place)")
+            elif p.source[0] == "result" and fn.results[p.source[1]].name in fn.tangent_of:
+                outs.append(f"{fn.tangent_of[fn.results[p.source[1]].name]} ({p.name})")
+        lines.append("  tangents in:  " + (", ".join(ins) or "none"))
+        lines.append("  tangents out: " + (", ".join(outs) or "none"))
     for p in sig.params:
         kind = p.source[0]
         if kind == "shape":
             continue
         if kind == "result":
             r = fn.results[p.source[1]]
-            what = ("tangent of " + fn.tangent_of[r.name]) if r.name in fn.tangent_of else "result"
+            tangent = r.name in fn.tangent_of
+            what = f"tangent of {fn.tangent_of[r.name]}" if tangent else "result"
             size = " [nbdirs]" if isinstance(r.type, VecType) else ""
             lines.append(f"  {p.name}{size}: out, {what}")
             continue
-        v = fn.params[p.source[1]]
-        t = v.type
+        t = fn.params[p.source[1]].type
         if isinstance(t, ArrayType):
-            primal = fn.tangent_of.get(p.name, p.name)
-            dims = " x ".join(f"{primal}_shape{k}" for k in range(t.ndim))
-            dims += " x nbdirs" if t.vector else ""
+            name = fn.param_names[p.source[1]]
+            shape = [q.name for q in sig.params if q.source[0] == "shape"
+                     and q.source[1] == index[fn.tangent_of.get(name, name)]]
+            dims = " x ".join(shape) + (f" x {fn.nbdirs}" if t.vector else "")
             access = "read" if p.ctype.startswith("const") else "read and written in place"
             lines.append(f"  {p.name}: {dims} array, {access}")
         elif isinstance(t, VecType):
-            lines.append(f"  {p.name} [nbdirs]: tangent directions of {fn.tangent_of.get(p.name, '?')}")
+            lines.append(f"  {p.name} [{fn.nbdirs}]: one tangent per direction")
     if sig.c_return is not None:
         lines.append(f"  returns the value of {fn.primal}")
     return lines

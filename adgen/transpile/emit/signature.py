@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..ir.core import Function, Module
 from ..ir.types import ArrayType, ScalarType, Type, VecType
+from .names import c_safe
 
 
 @dataclass(frozen=True)
@@ -44,21 +45,25 @@ def scalar_ctype(t: Type) -> str:
     return t.c_name
 
 
-def signature(fn: Function, written: set[int]) -> CSignature:
-    """``written``: indices of array parameters the function may write."""
+def signature(fn: Function, written: set[int], functions: frozenset[str] = frozenset()) -> CSignature:
+    """``written``: indices of array parameters the function may write; ``functions``: the names
+    of the module's functions (a parameter must not hide one)."""
     params: list[CParam] = []
     primal_index = {name: i for i, name in enumerate(fn.param_names)}
     pending_shapes: list[CParam] = []
+    taken: set[str] = set()
+    cnames = [c_safe(n, taken, functions) for n in fn.param_names]
     for i, (v, name) in enumerate(zip(fn.params, fn.param_names, strict=True)):
         t = v.type
         is_tangent = name in fn.tangent_of
+        cname = cnames[i]
         if isinstance(t, ArrayType):
             primal = primal_index[fn.tangent_of[name]] if is_tangent else i
             const = "" if primal in written or i in written else "const "
-            params.append(CParam(name, f"{const}{t.elem.c_name} *", ("value", i)))
+            params.append(CParam(cname, f"{const}{t.elem.c_name} *", ("value", i)))
             if not is_tangent:
-                pending_shapes = [CParam(f"{name}_shape{k}", "int64_t", ("shape", i, k))
-                                  for k in range(t.ndim)]
+                pending_shapes = [CParam(c_safe(f"{cname}_shape{k}", taken, functions), "int64_t",
+                                         ("shape", i, k)) for k in range(t.ndim)]
                 nxt = fn.param_names[i + 1] if i + 1 < len(fn.params) else None
                 if nxt is None or fn.tangent_of.get(nxt) != name:
                     params.extend(pending_shapes)
@@ -67,9 +72,9 @@ def signature(fn: Function, written: set[int]) -> CSignature:
                 params.extend(pending_shapes)
                 pending_shapes = []
         elif isinstance(t, VecType):
-            params.append(CParam(name, f"const {t.elem.c_name} *", ("value", i)))
+            params.append(CParam(cname, f"const {t.elem.c_name} *", ("value", i)))
         else:
-            params.append(CParam(name, scalar_ctype(t), ("value", i)))
+            params.append(CParam(cname, scalar_ctype(t), ("value", i)))
     c_return: int | None = None
     return_ctype = "void"
     if fn.results and not fn.returns_tuple and isinstance(fn.results[0].type, ScalarType):
@@ -80,10 +85,11 @@ def signature(fn: Function, written: set[int]) -> CSignature:
             continue
         elem = r.type.elem if isinstance(r.type, VecType) else r.type
         assert isinstance(elem, ScalarType)
-        params.append(CParam(r.name, f"{elem.c_name} *", ("result", j)))
+        params.append(CParam(c_safe(r.name, taken, functions), f"{elem.c_name} *", ("result", j)))
     return CSignature(fn.name, return_ctype, c_return, params, fn.is_static)
 
 
 def signatures(module: Module) -> dict[str, CSignature]:
     from ..analysis.activity import written_params
-    return {fn.name: signature(fn, written_params(fn, module)) for fn in module.functions}
+    names = frozenset(fn.name for fn in module.functions)
+    return {fn.name: signature(fn, written_params(fn, module), names) for fn in module.functions}

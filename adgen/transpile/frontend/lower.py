@@ -147,9 +147,15 @@ class FunctionLowering:
                 raise AdgenError(self._last_line_loc(end),
                                  f"function '{self.sig.name}' can reach its end without returning "
                                  "a value (add a return)")
-            self.at(self.sig.node).insert(Return([], [], self.builder.loc))
+            # the implicit return at the end of a -> None function has no source line
+            self.builder.insert(Return([], [], Loc(self.sig.loc.file, 0, 0)))
         names = (["return"] if len(self.sig.results) == 1 else
                  [f"ret{i}" for i in range(len(self.sig.results))])
+        params = {p.name for p in self.sig.params}
+        for k, n in enumerate(names):
+            while n in params:
+                n += "_"
+            names[k] = n
         results = [Result(n, t) for n, t in zip(names, self.sig.results, strict=True)]
         return Function(self.sig.name, region, results, self.sig.loc, primal=self.sig.name,
                         param_names=[p.name for p in self.sig.params],
@@ -905,6 +911,12 @@ class FunctionLowering:
         if key is None:
             return self.module_call(node, allow_none, allow_tuple)
         mod, name = key
+        if mod == "math" and name == "log" and len(node.args) == 2:
+            raise self.error(node, "math.log with a base is not supported (use log(x) / log(b))")
+        if mod == "" and name == "pow" and len(node.args) == 2:
+            # the builtin is the ** operator: int ** int stays an int, as in Python
+            a, b = (self.expr(arg.value) for arg in node.args)
+            return [self.binary(node, "pow", a, b, right_node=node.args[1].value)]
         if (mod, name) in INTRINSICS:
             return [self.intrinsic(node, INTRINSICS[(mod, name)], name)]
         if mod in ("", "numpy") and name == "zeros":
@@ -922,8 +934,6 @@ class FunctionLowering:
         if mod == "" and name in ("range", "prange"):
             raise self.error(node, f"{name}(...) is only supported as the iterable of a for loop "
                                    f"(write for i in {name}(...))")
-        if mod == "math" and name == "log" and len(node.args) == 2:
-            raise self.error(node, "math.log with a base is not supported (use log(x) / log(b))")
         what = f"{mod}.{name}" if mod else name
         if mod:
             raise self.error(node.func, f"'{what}' is not a supported intrinsic (see the language "

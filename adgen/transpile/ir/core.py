@@ -292,6 +292,8 @@ class Function:
     returns_tuple: bool = False
     #: a primal helper emitted as a ``static`` function in a derivative file
     is_static: bool = False
+    #: vector modes: the parameter that holds the number of directions
+    nbdirs: str | None = None
 
     @property
     def params(self) -> list[Value]:

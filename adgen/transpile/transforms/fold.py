@@ -53,9 +53,12 @@ def _fold_prim(op: Prim) -> float | int | bool | None:
 
 
 def _identity(op: Prim) -> Value | None:
-    """``x * 1``, ``1 * x``, ``x + 0`` for integers, ``x - 0``, ``select`` on equal arms."""
+    """``x * 1``, ``1 * x``, ``x - 0``, ``x + 0`` for integers, ``select`` on equal arms."""
     if op.prim == "select" and op.operands[1] is op.operands[2]:
         return op.operands[1]
+    inner = op.operands[0].owner
+    if op.prim in ("neg", "not") and isinstance(inner, Prim) and inner.prim == op.prim:
+        return inner.operands[0]  # -(-x) is x exactly; not not b is b
     if len(op.operands) != 2:
         return None
     a, b = op.operands
@@ -68,10 +71,14 @@ def _identity(op: Prim) -> Value | None:
             return a
         if ca == 1 and not isinstance(ca, bool):
             return b
-    if op.prim in ("add", "sub") and cb == 0 and not isinstance(cb, bool):
+    # x - 0.0 is exact; x + 0.0 is not for x = -0.0, so only integers drop an added 0
+    if op.prim == "sub" and cb == 0 and not isinstance(cb, bool):
         return a
-    if op.prim == "add" and ca == 0 and not isinstance(ca, bool):
-        return b
+    if op.prim == "add" and isinstance(op.result.type, ScalarType) and op.result.type.is_int:
+        if cb == 0 and not isinstance(cb, bool):
+            return a
+        if ca == 0 and not isinstance(ca, bool):
+            return b
     return None
 
 
