@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .ir.core import Function, Module
 from .ir.printer import print_function
@@ -15,6 +16,9 @@ from .ir.verifier import verify_function
 from .transforms.cse import cse
 from .transforms.dce import dce
 from .transforms.fold import fold
+
+if TYPE_CHECKING:
+    from .analysis.activity import Request
 
 Pass = Callable[[Function], bool]
 

@@ -1,18 +1,15 @@
-"""IR -> C statements, one small method per op.
+"""IR -> C statements and expressions, one small method per op.
 
-Out of SSA: a value becomes a C expression inlined into its single user
-when nothing with an effect lies between them, and a C variable otherwise.
-Variables are named after the source variable the value came from and
-reused by later values of the same name once the old value is dead, so the
-code reads like the source (``s = s + ...`` in a loop, ``y = 2.0 * y`` in a
-branch).  A loop's carried value, its block argument and its result share
-one variable; terminators become parallel moves into those variables.
+``variables.py`` decides what is inlined and which C variable holds each
+value; this module writes the text: expressions with C precedence, one
+statement per line with the source line as a comment, control flow as real
+``if``/``for``/``while``, and the parallel moves that terminators become.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..ir.core import (
     Assert, Break, Call, Cast, Condition, Const, Continue, Dim, For, Function, If, Load, Module,
@@ -20,8 +17,8 @@ from ..ir.core import (
 )
 from ..ir.prims import PRIMS
 from ..ir.types import ArrayType, ScalarType, Type, VecType, elem_of
-from .names import reserved
 from .signature import CSignature
+from .variables import Var, Variables
 
 # precedence of C operators (higher binds tighter)
 PREC = {"?:": 3, "||": 4, "&&": 5, "==": 9, "!=": 9, "<": 10, "<=": 10, ">": 10, ">=": 10,
@@ -30,20 +27,6 @@ UNARY_PREC = 14
 ATOM = 100
 #: operators whose operands gcc wants parenthesised for clarity (-Wparentheses)
 LOGICAL = {"&&", "||", "==", "!=", "<", "<=", ">", ">="}
-
-
-@dataclass
-class Var:
-    """One C variable, shared by the values whose live ranges do not overlap."""
-
-    name: str
-    ctype: str
-    vector: bool
-    hint: str
-    decl_region: Region | None
-    end: int = -1
-    declared: bool = False
-    values: list[Value] = field(default_factory=list)
 
 
 @dataclass
@@ -56,16 +39,6 @@ class EmitOptions:
 class _Expr:
     text: str
     prec: int
-
-
-@dataclass
-class _Layout:
-    pos: dict[int, int] = field(default_factory=dict)
-    end: dict[int, int] = field(default_factory=dict)
-    region_of: dict[int, Region] = field(default_factory=dict)
-    parent_of: dict[int, Op] = field(default_factory=dict)
-    loops_of: dict[int, list[Op]] = field(default_factory=dict)  # enclosing loops per op
-    index: dict[int, int] = field(default_factory=dict)  # position of an op in its region
 
 
 def c_float(value: float, t: ScalarType) -> str:
@@ -93,406 +66,8 @@ def c_const(value: float | int | bool, t: Type) -> str:
     return c_float(float(value), et)
 
 
-class FunctionEmitter:
-    def __init__(self, fn: Function, sig: CSignature, sigs: dict[str, CSignature],
-                 module: Module, options: EmitOptions) -> None:
-        self.fn = fn
-        self.sig = sig
-        self.sigs = sigs
-        self.module = module
-        self.options = options
-        self.lines: list[str] = []
-        self.layout = _Layout()
-        self.uses: dict[int, list[Op]] = {}
-        self.inlined: set[int] = set()
-        self.var_of: dict[int, Var] = {}
-        self.vars: list[Var] = []
-        self.names: set[str] = set()
-        self.shapes: dict[int, list[str]] = {}
-        self.zeros: list[tuple[int, str]] = []  # (position, C name) of local arrays
-        self.dir = "k"
-        self.nbdirs: str | None = None
-        self.last_line = 0
-        self.region_parent: dict[int, Op] = {}
-        self.last_use_cache: dict[int, int] = {}
-        self.iv_names: set[str] = set()
-        self.active_ivs: list[str] = []
-
-    # -- analysis -------------------------------------------------------------------
-    def number(self) -> None:
-        counter = 0
-        lay = self.layout
-
-        def region(r: Region, parent: Op | None, loops: list[Op]) -> None:
-            nonlocal counter
-            for k, op in enumerate(r.ops):
-                counter += 1
-                lay.index[id(op)] = k
-                lay.pos[id(op)] = counter
-                lay.region_of[id(op)] = r
-                lay.loops_of[id(op)] = loops
-                if parent is not None:
-                    lay.parent_of[id(op)] = parent
-                for v in op.operands:
-                    self.uses.setdefault(id(v), []).append(op)
-                inner = loops + [op] if isinstance(op, (For, While)) else loops
-                for sub in op.regions:
-                    self.region_parent[id(sub)] = op
-                    region(sub, op, inner)
-                lay.end[id(op)] = counter
-
-        region(self.fn.body, None, [])
-
-    def def_pos(self, v: Value) -> int:
-        owner = v.owner
-        if isinstance(owner, Op):
-            return self.layout.pos[id(owner)]
-        parent = self._region_parent(owner)
-        return self.layout.pos[id(parent)] if parent is not None else 0
-
-    def _region_parent(self, region: object) -> Op | None:
-        return self.region_parent.get(id(region))
-
-    def def_loops(self, v: Value) -> list[Op]:
-        owner = v.owner
-        if isinstance(owner, Op):
-            return self.layout.loops_of[id(owner)]
-        parent = self._region_parent(owner)
-        if parent is None:
-            return []
-        return self.layout.loops_of[id(parent)] + ([parent] if isinstance(parent, (For, While)) else [])
-
-    def decide_inlining(self) -> None:
-        def region(r: Region) -> None:
-            for op in reversed(r.ops):
-                for sub in op.regions:
-                    region(sub)
-                if isinstance(op, (Const, Dim)) or self.can_inline(op, r):
-                    self.inlined.add(id(op.results[0]))
-
-        region(self.fn.body)
-
-    def can_inline(self, op: Op, r: Region) -> bool:
-        """Whether ``op``'s value can be written inside the expression of its one user.
-
-        Pure arithmetic can move past other statements: the variables it reads stay
-        allocated to their values until its user (``last_use`` counts the user's
-        statement).  A load cannot move past anything that may write memory.
-        """
-        if not isinstance(op, (Prim, Cast, Load)):
-            return False
-        v = op.results[0]
-        users = self.uses.get(id(v), [])
-        if len(users) != 1 or users[0].operands.count(v) != 1:
-            return False
-        user = users[0]
-        if self.layout.region_of.get(id(user)) is not r:
-            return False
-        if isinstance(user, (While, Zeros)):
-            return False
-        if isinstance(user, For):
-            return v in user.operands[:3] and _cheap_bound(v)
-        if isinstance(user, Call) and isinstance(v.type, VecType):
-            return False
-        if not isinstance(v.type, VecType) and isinstance(op, (Prim, Cast)) and \
-                _is_vector_statement(user):
-            return False
-        if isinstance(op, Load):
-            ops = r.ops
-            first, last = self.layout.index[id(op)], self.layout.index[id(user)]
-            for mid in ops[first + 1:last]:
-                if _may_write(mid, op.operands[0]):
-                    return False
-        return True
-
-    def last_use(self, v: Value) -> int:
-        """Position after which ``v`` is dead (uses in later iterations of a loop count)."""
-        cached = self.last_use_cache.get(id(v))
-        if cached is None:
-            cached = self.last_use_cache[id(v)] = self._last_use(v)
-        return cached
-
-    def _last_use(self, v: Value) -> int:
-        end = self.def_pos(v)
-        def_loops = self.def_loops(v)
-        for user in self.uses.get(id(v), []):
-            if isinstance(user, Zeros):
-                return 1 << 30  # extents of a local array are read by every index
-            p = self.statement_pos(user)
-            stmt = self.statement_of(user)
-            if isinstance(stmt, For) and self.in_bounds(user, v, stmt):
-                p = self.layout.end[id(stmt)]  # bounds are re-read at every iteration
-            for loop in self.layout.loops_of[id(stmt)]:
-                if not any(loop is d for d in def_loops):
-                    p = max(p, self.layout.end[id(loop)])
-                    break
-            end = max(end, p)
-        return end
-
-    def statement_of(self, op: Op) -> Op:
-        """The op whose statement contains ``op`` (itself unless ``op`` is inlined)."""
-        while op.results and id(op.results[0]) in self.inlined:
-            users = self.uses.get(id(op.results[0]), [])
-            if not users:
-                break
-            op = users[0]
-        return op
-
-    def in_bounds(self, user: Op, v: Value, loop: For) -> bool:
-        """Whether ``v`` is read (maybe through inlined ops) by the bounds of ``loop``."""
-        op, val = user, v
-        while op is not loop:
-            val = op.results[0]
-            op = self.uses[id(val)][0]
-        return any(o is val for o in loop.operands[:3])
-
-    def statement_pos(self, op: Op) -> int:
-        return self.layout.pos[id(self.statement_of(op))]
-
-    # -- naming ------------------------------------------------------------------------
-    def fresh_name(self, hint: str) -> str:
-        base = hint if hint.isidentifier() else "tmp"
-        if reserved(base, set(self.sigs)) or base in PRIMS:
-            base = base + "_"
-        name, k = base, 1
-        while name in self.names or name in self.iv_names:
-            name = f"{base}_{k}"
-            k += 1
-        self.names.add(name)
-        return name
-
-    def loop_index_name(self, hint: str) -> str:
-        """Loop indices are scoped to their loop: siblings may share a name."""
-        name, k = hint, 1
-        while name in self.names or name in self.active_ivs or reserved(name, set(self.sigs)):
-            name = f"{hint}_{k}"
-            k += 1
-        self.iv_names.add(name)
-        return name
-
-    def hint(self, v: Value) -> str:
-        if v.name:
-            return v.name
-        op = v.owner
-        if isinstance(op, Load):
-            arr = op.operands[0]
-            idx = op.operands[1:]
-            if arr.name and all(i.name for i in idx):
-                return "_".join([arr.name, *[i.name for i in idx]])  # type: ignore[list-item]
-        return "tmp"
-
-    def bind(self, v: Value, var: Var) -> None:
-        self.var_of[id(v)] = var
-        var.values.append(v)
-
-    def ctype(self, t: Type) -> str:
-        return elem_of(t).c_name
-
-    def allocate(self) -> None:
-        # parameters and their shapes
-        for p in self.sig.params:
-            self.names.add(p.name)
-        cname = {p.source[1]: p.name for p in self.sig.params if p.source[0] == "value"}
-        shape_names: dict[int, list[str]] = {}
-        for p in self.sig.params:
-            if p.source[0] == "shape":
-                shape_names.setdefault(p.source[1], []).append(p.name)
-        index = {n: i for i, n in enumerate(self.fn.param_names)}
-        for i, v in enumerate(self.fn.params):
-            name = cname[i]
-            var = Var(name, self.ctype(v.type), isinstance(v.type, VecType), name, self.fn.body,
-                      end=self.last_use(v) if not isinstance(v.type, (ArrayType, VecType)) else 1 << 30,
-                      declared=True)
-            self.bind(v, var)
-            self.vars.append(var)
-            if isinstance(v.type, ArrayType):
-                primal = index[self.fn.tangent_of.get(self.fn.param_names[i], self.fn.param_names[i])]
-                self.shapes[id(v)] = shape_names[primal]
-            if self.fn.param_names[i] == self.fn.nbdirs:
-                self.nbdirs = name
-        hints = {v.name for op in self.fn.walk() for v in op.results if v.name}
-        for cand in ("k", "kd", "dir", "dir_"):
-            if cand not in hints and cand not in self.names:
-                self.dir = cand
-                break
-        self.names.add(self.dir)
-        # everything else, in program order
-        self.allocate_region(self.fn.body)
-
-    def allocate_region(self, r: Region) -> None:
-        for op in r.ops:
-            if isinstance(op, (For, While)):
-                self.allocate_loop(op, r)
-            elif isinstance(op, If):
-                pos = self.layout.pos[id(op)]
-                for res in op.results:
-                    prefer = self.if_preference(op, res) or \
-                        self.yield_target(res, r, pos, False, start=self.layout.end[id(op)])
-                    self.assign_var(res, r, pos, prefer=prefer)
-            elif isinstance(op, Zeros):
-                v = op.results[0]
-                name = self.fresh_name(self.hint(v))
-                var = Var(name, self.ctype(v.type), False, name, r, end=1 << 30)
-                self.bind(v, var)
-                self.vars.append(var)
-                self.zeros.append((self.layout.pos[id(op)], name))
-                self.shapes[id(v)] = [self.expr(e).text for e in op.operands]
-            else:
-                strict = isinstance(op, Call)
-                for res in op.results:
-                    if id(res) not in self.inlined:
-                        pos = self.layout.pos[id(op)]
-                        self.assign_var(res, r, pos, strict=strict,
-                                        prefer=self.yield_target(res, r, pos, strict))
-            for sub in op.regions:
-                if isinstance(op, For):
-                    iv = sub.args[0]
-                    name = self.loop_index_name(iv.name or "i")
-                    var = Var(name, "int64_t", False, "", sub, end=1 << 30, declared=True)
-                    self.bind(iv, var)
-                    self.active_ivs.append(name)
-                    self.allocate_region(sub)
-                    self.active_ivs.pop()
-                else:
-                    self.allocate_region(sub)
-
-    def if_preference(self, op: If, res: Value) -> Var | None:
-        j = op.results.index(res)
-        pos = self.layout.pos[id(op)]
-        for region in op.regions:
-            t = region.terminator
-            if isinstance(t, Yield):
-                src = t.operands[j]
-                var = self.var_of.get(id(src))
-                if var is not None and self.def_pos(src) < pos and not var.vector and \
-                        self.last_use(src) <= self.layout.end[id(op)] and \
-                        var.hint == (res.name or "tmp") and var.end <= self.layout.end[id(op)] \
-                        and self._in_scope(var, op):
-                    return var
-        return None
-
-    def yield_target(self, v: Value, r: Region, pos: int, strict: bool,
-                     start: int | None = None) -> Var | None:
-        """The variable of the if/loop slot ``v`` is yielded to, when ``v`` can live there.
-
-        ``r = r * x`` in a loop body writes the carried variable directly instead of a
-        temporary copied at the end of the iteration.
-        """
-        t = r.terminator
-        parent = self.region_parent.get(id(r))
-        if not isinstance(t, Yield) or parent is None:
-            return None
-        slots = [j for j, o in enumerate(t.operands) if o is v]
-        if len(slots) != 1:
-            return None
-        j = slots[0]
-
-        # the position from which v occupies the variable (an if's results are written
-        # at the end of its branches)
-        start = pos if start is None else start
-
-        def dead(u: Value) -> bool:
-            last = self.last_use(u)
-            return last < start or (last == start and not strict)
-
-        if isinstance(parent, If):
-            target = parent.results[j]
-            var = self.var_of.get(id(target))
-            if var is None or not all(dead(u) for u in var.values if u is not target):
-                return None
-        elif isinstance(parent, (For, While)) and r is parent.regions[-1]:
-            arg = parent.body.args[j + 1] if isinstance(parent, For) else r.args[j]
-            var = self.var_of.get(id(arg))
-            if var is None or not dead(arg):
-                return None
-            for op in parent.walk():
-                if isinstance(op, (Yield, Break, Continue)) and op is not t and \
-                        self.layout.pos[id(op)] > pos and self._targets(op, parent) and \
-                        op.operands[j] is not v:
-                    return None
-        else:
-            return None
-        if var.ctype != self.ctype(v.type) or var.vector != isinstance(v.type, VecType):
-            return None
-        return var
-
-    def _targets(self, term: Op, loop: Op) -> bool:
-        if isinstance(term, Yield):
-            return self.region_parent.get(id(self.layout.region_of[id(term)])) is loop
-        loops = self.layout.loops_of[id(term)]
-        return bool(loops) and loops[-1] is loop
-
-    def _in_scope(self, var: Var, op: Op) -> bool:
-        r: Region | None = self.layout.region_of[id(op)]
-        while r is not None:
-            if r is var.decl_region:
-                return True
-            parent = self._region_parent(r)
-            r = self.layout.region_of.get(id(parent)) if parent is not None else None
-        return False
-
-    def allocate_loop(self, op: For | While, r: Region) -> None:
-        pos = self.layout.pos[id(op)]
-        end = self.layout.end[id(op)]
-        if isinstance(op, For):
-            members = [[op.results[j], op.body.args[j + 1]] for j in range(len(op.results))]
-        else:
-            members = [[op.results[j], op.regions[0].args[j], op.regions[1].args[j]]
-                       for j in range(len(op.results))]
-        for j, group in enumerate(members):
-            init = op.inits[j]
-            res = op.results[j]
-            last = max(end, self.last_use(res))
-            var: Var | None = None
-            init_var = self.var_of.get(id(init))
-            if init_var is not None and id(init) not in self.inlined and init_var.end <= pos and \
-                    self.last_use(init) <= pos and init_var.ctype == self.ctype(res.type) and \
-                    init_var.vector == isinstance(res.type, VecType) and \
-                    (init_var.hint == (res.name or "tmp")) and self._in_scope(init_var, op):
-                var = init_var
-            if var is None:
-                var = self.reuse(res, r, pos)
-            if var is None:
-                name = self.fresh_name(self.hint(res))
-                var = Var(name, self.ctype(res.type), isinstance(res.type, VecType),
-                          res.name or "tmp", r)
-                self.vars.append(var)
-            var.end = last
-            for m in group:
-                self.bind(m, var)
-
-    def reuse(self, v: Value, r: Region, pos: int, strict: bool = False) -> Var | None:
-        hint = v.name or "tmp"
-        if hint == "tmp":
-            return None
-        for var in self.vars:
-            if var.hint != hint or var.ctype != self.ctype(v.type) or \
-                    var.vector != isinstance(v.type, VecType):
-                continue
-            free = var.end < pos or (var.end == pos and not strict)
-            if free and self._region_in_scope(var, r):
-                return var
-        return None
-
-    def _region_in_scope(self, var: Var, r: Region) -> bool:
-        cur: Region | None = r
-        while cur is not None:
-            if cur is var.decl_region:
-                return True
-            parent = self._region_parent(cur)
-            cur = self.layout.region_of.get(id(parent)) if parent is not None else None
-        return False
-
-    def assign_var(self, v: Value, r: Region, pos: int, prefer: Var | None = None,
-                   strict: bool = False) -> None:
-        last = self.last_use(v)
-        var = prefer or self.reuse(v, r, pos, strict)
-        if var is None:
-            name = self.fresh_name(self.hint(v))
-            var = Var(name, self.ctype(v.type), isinstance(v.type, VecType), v.name or "tmp", r)
-            self.vars.append(var)
-        var.end = max(var.end, last)
-        self.bind(v, var)
+class FunctionEmitter(Variables):
+    """Writes the C text of one function, statement by statement."""
 
     # -- expressions ---------------------------------------------------------------------
     def expr(self, v: Value, rename: dict[str, str] | None = None, vec: bool = False) -> _Expr:
@@ -884,35 +459,6 @@ class FunctionEmitter:
         for name in reversed(frees):
             self.emit(f"free({name});", depth)
         self.emit(f"return {ret_expr};" if ret_expr is not None else "return;", depth)
-
-
-def _is_vector_statement(op: Op) -> bool:
-    """A statement that loops over directions (scalars inside it are recomputed per direction)."""
-    return (isinstance(op, (Prim, Cast, Load)) and isinstance(op.results[0].type, VecType)) or (
-        isinstance(op, Store) and isinstance(op.operands[-1].type, VecType))
-
-
-def _may_write(op: Op, array: Value) -> bool:
-    """Whether ``op`` may write ``array``.  Distinct arrays never overlap (the binding
-    rejects overlapping arguments when one is written, DESIGN.md section 1)."""
-    for o in op.walk():
-        if isinstance(o, Store) and o.operands[0] is array:
-            return True
-        if isinstance(o, Call) and any(a is array for a in o.operands):
-            return True
-    return False
-
-
-def _cheap_bound(v: Value) -> bool:
-    """Integer arithmetic on variables: fine to re-evaluate in a for header."""
-    op = v.owner
-    if isinstance(op, (Const, Dim)) or not isinstance(op, Op):
-        return True
-    if isinstance(op, Prim) and op.prim in ("add", "sub", "mul", "neg"):
-        return all(_cheap_bound(o) for o in op.operands)
-    if isinstance(op, Cast):
-        return _cheap_bound(op.operands[0])
-    return False
 
 
 def emit_function(fn: Function, sigs: dict[str, CSignature], module: Module,

@@ -1,0 +1,650 @@
+"""Lowering of expressions: literals, names, arithmetic, comparisons, calls.
+
+Typing happens here: literals are weak (they take the type of the typed
+operand next to them, as in NumPy 2: ``x32 * 2.0`` stays f32), mixed
+int/float arithmetic promotes to float, ``/`` always gives a float, and
+``//``/``%`` keep Python's meaning.  ``and``/``or`` and ``a if c else b``
+evaluate lazily when an operand could fault (an index, a call, an integer
+division), as Python does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..ir.builder import Builder
+from ..ir.core import Const, If, Loc, Region, Value, Yield
+from ..ir.prims import CONSTANTS, INTRINSICS, PRIMS
+from ..ir.types import BOOL, I64, ArrayType, ScalarType, Type, promote
+from .diagnostics import AdgenError, Diagnostics, Note
+from .signatures import ScopeReader, Signature
+
+BINOPS: dict[type, str] = {
+    cst.Add: "add", cst.Subtract: "sub", cst.Multiply: "mul", cst.Divide: "div",
+    cst.FloorDivide: "floordiv", cst.Modulo: "mod", cst.Power: "pow",
+}
+UNSUPPORTED_BINOPS: dict[type, str] = {
+    cst.MatrixMultiply: "@", cst.LeftShift: "<<", cst.RightShift: ">>", cst.BitAnd: "&",
+    cst.BitOr: "|", cst.BitXor: "^",
+}
+UNSUPPORTED_COMPARES: dict[type, str] = {
+    cst.Is: "is", cst.IsNot: "is not", cst.In: "in", cst.NotIn: "not in",
+}
+COMPARES: dict[type, str] = {
+    cst.LessThan: "lt", cst.LessThanEqual: "le", cst.GreaterThan: "gt",
+    cst.GreaterThanEqual: "ge", cst.Equal: "eq", cst.NotEqual: "ne",
+}
+I64_MIN, I64_MAX = -2 ** 63, 2 ** 63 - 1
+#: float ** small integer constant becomes multiplication (DESIGN.md section 1)
+MAX_POWER_BY_MULTIPLICATION = 4
+
+
+@dataclass
+class Binding:
+    type: Type
+    loc: Loc
+
+
+@dataclass
+class LoopContext:
+    carried: list[str]
+
+
+class ExpressionLowering:
+    """Expressions, calls and the typing rules they share with statements."""
+
+    def __init__(self, sig: Signature, annotations: ScopeReader,
+                 loc_of: Callable[[cst.CSTNode], Loc], diags: Diagnostics) -> None:
+        self.sig = sig
+        self.annotations = annotations
+        scope, options = annotations.scope, annotations.options
+        self.scope = scope
+        self.options = options
+        self.loc_of = loc_of
+        self.diags = diags
+        self.env: dict[str, Value] = {}
+        self.bindings: dict[str, Binding] = {}
+        #: names that exist only on some paths: name -> why (for the error message)
+        self.undefined_why: dict[str, tuple[Loc, str]] = {}
+        self.weak: set[int] = set()  # ids of values that are untyped literals
+        self.loops: list[LoopContext] = []
+        self.builder = Builder(Region(), Loc("", 0, 0))
+        self.top_region = self.builder.region
+
+    # -- helpers ----------------------------------------------------------------
+    def error(self, node: cst.CSTNode, message: str, notes: list[Note] | None = None) -> AdgenError:
+        return AdgenError(self.loc_of(node), message, notes)
+
+    def at(self, node: cst.CSTNode) -> Builder:
+        self.builder.loc = self.loc_of(node)
+        return self.builder
+
+    @property
+    def float_type(self) -> ScalarType:
+        return self.options.float_type
+
+    def literal(self, node: cst.CSTNode, value: float | int | bool) -> Value:
+        if isinstance(value, bool):
+            return self.at(node).const(value, BOOL)
+        if isinstance(value, int) and not I64_MIN <= value <= I64_MAX:
+            raise self.error(node, f"the integer {value if abs(value) < 10 ** 30 else 'constant'} "
+                                   "does not fit in 64 bits (integers are 64-bit; write a float, "
+                                   "e.g. 1e30)")
+        t = I64 if isinstance(value, int) else self.float_type
+        v = self.at(node).const(value, t)
+        self.weak.add(id(v))
+        return v
+
+    def is_weak(self, v: Value) -> bool:
+        return id(v) in self.weak
+
+    def const_value(self, v: Value) -> float | int | bool | None:
+        op = v.owner
+        return op.value if isinstance(op, Const) else None
+
+    def convert(self, node: cst.CSTNode, v: Value, to: ScalarType, what: str) -> Value:
+        """Implicit conversion for assignment, arguments and returns: int -> float only."""
+        t = v.type
+        if t == to:
+            return v
+        if not isinstance(t, ScalarType):
+            raise self.error(node, f"{what}: expected {to}, got an array (use one element, "
+                                   "e.g. a[i])")
+        if to.is_float and (t.is_int or t.is_float and self.is_weak(v)):
+            return self.at(node).cast(v, to)
+        if to.is_float and t.is_float:
+            # f32 <-> f64 between typed values: explicit float()/f32 casts are not in the
+            # subset, so allow the conversion C would do and keep CPython agreeing.
+            return self.at(node).cast(v, to)
+        if to.is_int and t.is_int:
+            return self.at(node).cast(v, to)
+        hint = ("use int(...) to convert" if to.is_int and t.is_float else
+                "compare explicitly, e.g. x != 0" if to.is_bool else "use 1.0 if b else 0.0")
+        raise self.error(node, f"{what}: expected {to}, got {t} ({hint})")
+
+    def returns_tuple(self, call: cst.Call) -> bool:
+        if isinstance(call.func, cst.Name) and call.func.value in self.scope.functions:
+            return self.scope.functions[call.func.value].returns_tuple
+        return False
+
+    # -- expressions -----------------------------------------------------------------------------
+    def expr(self, node: cst.BaseExpression) -> Value:
+        if isinstance(node, cst.Integer):
+            return self.literal(node, int(node.evaluated_value))
+        if isinstance(node, cst.Float):
+            return self.literal(node, float(node.evaluated_value))
+        if isinstance(node, cst.Name):
+            return self.name_value(node)
+        if isinstance(node, cst.Attribute):
+            return self.attribute(node)
+        if isinstance(node, cst.Subscript):
+            return self.subscript(node)
+        if isinstance(node, cst.UnaryOperation):
+            return self.unary(node)
+        if isinstance(node, cst.BinaryOperation):
+            op = BINOPS.get(type(node.operator))
+            if op is None:
+                sym = UNSUPPORTED_BINOPS.get(type(node.operator), "?")
+                raise self.error(node.operator, f"operator '{sym}' is not supported "
+                                                "(arithmetic is + - * / // % **)")
+            left, right = self.expr(node.left), self.expr(node.right)
+            self.scalar(node.left, left)  # locate an array operand at the operand
+            self.scalar(node.right, right)
+            return self.binary(node, op, left, right, right_node=node.right)
+        if isinstance(node, cst.BooleanOperation):
+            return self.boolean(node)
+        if isinstance(node, cst.Comparison):
+            return self.comparison(node)
+        if isinstance(node, cst.IfExp):
+            return self.if_expression(node)
+        if isinstance(node, cst.Call):
+            values = self.call(node)
+            return values[0]
+        if isinstance(node, cst.Tuple):
+            raise self.error(node, "a tuple is not a value here (tuples are only supported in "
+                                   "return and unpacking assignments)")
+        raise self.error(node, f"this expression is not supported ({type(node).__name__})")
+
+    def name_value(self, node: cst.Name) -> Value:
+        name = node.value
+        if name in self.env:
+            return self.env[name]
+        if name in ("True", "False"):
+            return self.at(node).const(name == "True", BOOL)
+        if name == "None":
+            raise self.error(node, "None is not a value in adgen modules (only scalars and arrays; "
+                                   "a function annotated -> None returns with a bare return)")
+        if name in self.scope.constants:
+            c = self.scope.constants[name]
+            return self.at(node).const(c.value, c.type, name=None)
+        if name in self.scope.imported and self.scope.imported[name] in CONSTANTS:
+            return self.literal(node, CONSTANTS[self.scope.imported[name]])
+        if name in self.undefined_why:
+            loc, why = self.undefined_why[name]
+            raise self.error(node, f"'{name}' may be undefined here (assign it on every path "
+                                   "before this use)", [Note(loc, why)])
+        if name in self.bindings:
+            raise self.error(node, f"'{name}' is declared but never assigned before this use "
+                                   "(assign it first)")
+        if name in self.scope.functions:
+            raise self.error(node, f"function '{name}' can only be called, not used as a value "
+                                   f"(call it: {name}(...))")
+        raise self.error(node, f"unknown name '{name}' (use a parameter, a local variable or a "
+                               "module constant)")
+
+    def attribute(self, node: cst.Attribute) -> Value:
+        if isinstance(node.value, cst.Name):
+            mod = self.scope.modules.get(node.value.value)
+            if mod is not None:
+                key = (mod, node.attr.value)
+                if key in CONSTANTS:
+                    return self.literal(node, CONSTANTS[key])
+                raise self.error(node, f"'{node.value.value}.{node.attr.value}' is not supported "
+                                       "here (call an intrinsic or use math.pi, math.e, math.inf)")
+        if node.attr.value == "shape":
+            raise self.error(node, "this use of .shape is not supported (use a.shape[k] with a "
+                                   "constant k)")
+        raise self.error(node, "attributes are not supported (only a.shape[k] and math/numpy names)")
+
+    def subscript_parts(self, node: cst.Subscript) -> tuple[Value, list[Value]]:
+        array = self.expr(node.value)
+        if not isinstance(array.type, ArrayType):
+            raise self.error(node.value, f"only arrays can be indexed (this is {array.type})")
+        elems = node.slice
+        if len(elems) != array.type.ndim:
+            raise self.error(node, f"a {array.type.ndim}-d array needs {array.type.ndim} "
+                                   f"index(es), got {len(elems)} (write "
+                                   f"{spelled(node.value)}[{', '.join('ijkl'[:array.type.ndim])}])")
+        indices = []
+        for axis, e in enumerate(elems):
+            if not isinstance(e.slice, cst.Index):
+                raise self.error(e, "slicing is not supported (index single elements in a loop)")
+            idx = self.int_value(e.slice.value, self.expr(e.slice.value), "an index")
+            c = self.const_value(idx)
+            if isinstance(c, int) and c < 0:
+                b = self.at(e)
+                idx = b.prim("add", b.dim(array, axis), b.const(c, I64))
+            indices.append(idx)
+        return array, indices
+
+    def subscript(self, node: cst.Subscript) -> Value:
+        if isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
+            array = self.expr(node.value.value)
+            if not isinstance(array.type, ArrayType):
+                raise self.error(node.value.value, f"a {array.type} has no shape (only arrays have "
+                                                   "a shape)")
+            if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+                raise self.error(node, "this use of .shape is not supported (use a.shape[k] with a "
+                                       "constant k)")
+            k = node.slice[0].slice.value
+            kv = self.expr(k)
+            axis = self.const_value(kv)
+            if not isinstance(axis, int) or isinstance(axis, bool):
+                raise self.error(k, "the axis in a.shape[k] must be a constant integer (write "
+                                    "a.shape[0], a.shape[1], ...)")
+            nd = array.type.ndim
+            if not -nd <= axis < nd:
+                raise self.error(k, f"axis {axis} is out of range for a {nd}-d array (use 0 to "
+                                    f"{nd - 1})")
+            return self.at(node).dim(array, axis % nd)
+        array, indices = self.subscript_parts(node)
+        return self.at(node).load(array, indices)
+
+    def int_value(self, node: cst.CSTNode, v: Value, what: str) -> Value:
+        t = v.type
+        if isinstance(t, ScalarType) and t.is_int:
+            return self.at(node).cast(v, I64) if t != I64 else v
+        hint = "use int(...) to convert" if isinstance(t, ScalarType) and t.is_float else \
+            "use an integer expression"
+        raise self.error(node, f"{what} must be an integer, got {t} ({hint})")
+
+    def scalar(self, node: cst.CSTNode, v: Value) -> ScalarType:
+        if not isinstance(v.type, ScalarType):
+            raise self.error(node, "arithmetic on whole arrays is not supported (write a loop over "
+                                   "the elements)")
+        return v.type
+
+    def unify(self, node: cst.CSTNode, a: Value, b: Value, floats: bool = False) -> tuple[Value, Value]:
+        ta, tb = self.scalar(node, a), self.scalar(node, b)
+        wa, wb = self.is_weak(a), self.is_weak(b)
+        if wa and not wb:
+            target = tb if not (ta.is_float and tb.is_int) else self.float_type
+        elif wb and not wa:
+            target = ta if not (tb.is_float and ta.is_int) else self.float_type
+        else:
+            target = promote(ta, tb)
+            if ta.is_float != tb.is_float and (wa and wb):
+                target = self.float_type
+        if floats and not target.is_float:
+            target = self.float_type
+        bld = self.at(node)
+        return self.coerce(bld, a, target), self.coerce(bld, b, target)
+
+    def coerce(self, b: Builder, v: Value, t: ScalarType) -> Value:
+        if v.type == t:
+            return v
+        c = self.const_value(v)
+        if c is not None and self.is_weak(v):
+            nv = b.const(c, t)
+            self.weak.add(id(nv))
+            return nv
+        return b.cast(v, t)
+
+    def binary(self, node: cst.CSTNode, op: str, a: Value, b: Value,
+               right_node: cst.CSTNode | None = None) -> Value:
+        ta, tb = self.scalar(node, a), self.scalar(node, b)
+        if ta.is_bool or tb.is_bool:
+            raise self.error(node, "arithmetic on booleans is not supported (use if/else)")
+        weak = self.is_weak(a) and self.is_weak(b)
+        if op == "pow":
+            return self.power(node, a, b, right_node or node)
+        a, b = self.unify(node, a, b, floats=(op == "div"))
+        bld = self.at(node)
+        if weak:
+            ca, cb = self.const_value(a), self.const_value(b)
+            try:
+                folded = PRIMS[op].fold(ca, cb)  # type: ignore[misc]
+            except ZeroDivisionError:
+                raise self.error(node, "division by zero in a constant expression (divide by a "
+                                       "nonzero value)") from None
+            return self.literal(node, folded)
+        return bld.prim(op, a, b)
+
+    def power(self, node: cst.CSTNode, a: Value, b: Value, right: cst.CSTNode) -> Value:
+        ta, tb = self.scalar(node, a), self.scalar(node, b)
+        bld = self.at(node)
+        c = self.const_value(b)
+        if self.is_weak(a) and self.is_weak(b):
+            base = self.const_value(a)
+            if isinstance(base, int) and isinstance(c, int) and abs(base) > 1 and c > 64:
+                raise self.error(node, "the integer constant this power computes does not fit in "
+                                       "64 bits (integers are 64-bit; use a float base)")
+            try:
+                return self.literal(node, base ** c)  # type: ignore[operator]
+            except (ZeroDivisionError, OverflowError):
+                raise self.error(node, "cannot evaluate this constant power (use a smaller "
+                                       "exponent or a float base)") from None
+        if ta.is_int and tb.is_int:
+            if not (isinstance(c, int) and self.is_weak(b) and c >= 0):
+                raise self.error(right, "an integer raised to a power needs a constant exponent >= 0 "
+                                        "(its type would depend on the sign; convert with float())")
+            return self._power_by_multiplication(bld, a, c, I64)
+        if isinstance(c, (int, float)) and not isinstance(c, bool) and self.is_weak(b) \
+                and float(c).is_integer() and abs(c) <= MAX_POWER_BY_MULTIPLICATION:
+            base = self.coerce(bld, a, ta if ta.is_float else self.float_type)
+            assert isinstance(base.type, ScalarType)
+            n = int(c)
+            if n == 0:
+                return bld.const(1.0, base.type)
+            p = self._power_by_multiplication(bld, base, abs(n), base.type)
+            return p if n > 0 else bld.prim("div", bld.const(1.0, base.type), p)
+        x, y = self.unify(node, a, b, floats=True)
+        return bld.prim("pow", x, y)
+
+    def _power_by_multiplication(self, b: Builder, x: Value, n: int, t: ScalarType) -> Value:
+        if n == 0:
+            return b.const(1, t)
+        result = x
+        for _ in range(n - 1):
+            result = b.prim("mul", result, x)
+        return result
+
+    def unary(self, node: cst.UnaryOperation) -> Value:
+        if isinstance(node.operator, cst.Not):
+            v = self.to_bool(node.expression, self.expr(node.expression))
+            return self.at(node).prim("not", v)
+        if isinstance(node.operator, cst.BitInvert):
+            raise self.error(node.operator, "operator '~' is not supported (use not for booleans)")
+        if isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+            return self.literal(node, -int(node.expression.evaluated_value))  # -2**63 fits
+        v = self.expr(node.expression)
+        t = self.scalar(node, v)
+        if t.is_bool:
+            raise self.error(node, "arithmetic on booleans is not supported (use if/else)")
+        if isinstance(node.operator, cst.Plus):
+            return v
+        if self.is_weak(v):
+            return self.literal(node, -self.const_value(v))  # type: ignore[operator]
+        return self.at(node).prim("neg", v)
+
+    def to_bool(self, node: cst.CSTNode, v: Value) -> Value:
+        t = self.scalar(node, v)
+        if t.is_bool:
+            return v
+        zero = self.coerce(self.at(node), self.literal(node, 0), t)
+        return self.at(node).prim("ne", v, zero)
+
+    def comparison(self, node: cst.Comparison) -> Value:
+        left, left_node = self.expr(node.left), node.left
+        result: Value | None = None
+        for target in node.comparisons:
+            op = COMPARES.get(type(target.operator))
+            if op is None:
+                spelled = UNSUPPORTED_COMPARES.get(type(target.operator), "this comparison")
+                raise self.error(target.operator, f"'{spelled}' is not supported (compare numbers "
+                                                  "with < <= > >= == !=)")
+            right = self.expr(target.comparator)
+            ta, tb = self.scalar(left_node, left), self.scalar(target.comparator, right)
+            if ta.is_bool != tb.is_bool:
+                raise self.error(node, "comparing a boolean with a number is not supported "
+                                       "(compare numbers with numbers, booleans with booleans)")
+            a, b = self.unify(node, left, right)
+            cmp = self.at(node).prim(op, a, b)
+            result = cmp if result is None else self.at(node).prim("and", result, cmp)
+            left, left_node = right, target.comparator
+        assert result is not None
+        return result
+
+    def boolean(self, node: cst.BooleanOperation) -> Value:
+        opname = "and" if isinstance(node.operator, cst.And) else "or"
+        left = self.expr(node.left)
+        if not (isinstance(left.type, ScalarType) and left.type.is_bool):
+            raise self.error(node.left, f"'{opname}' needs boolean operands (compare explicitly, "
+                                        "e.g. x != 0)")
+        right_safe = is_safe_expression(node.right)
+        if right_safe:
+            right = self.expr(node.right)
+            self.check_bool(node.right, right, opname)
+            return self.at(node).prim(opname, left, right)
+        # the right operand may fault (an index, a call): evaluate it only when needed
+        short = self.at(node).const(opname == "or", BOOL)
+        return self.lazy_select(node, left, node.right, short, right_first=(opname == "and"),
+                                check=lambda n, v: self.check_bool(n, v, opname))
+
+    def check_bool(self, node: cst.CSTNode, v: Value, opname: str) -> None:
+        if not (isinstance(v.type, ScalarType) and v.type.is_bool):
+            raise self.error(node, f"'{opname}' needs boolean operands (compare explicitly, e.g. x != 0)")
+
+    def lazy_select(self, node: cst.CSTNode, cond: Value, lazy: cst.BaseExpression, other: Value,
+                    right_first: bool, check: Callable[[cst.CSTNode, Value], None]) -> Value:
+        b = self.at(node)
+        op = If([cond], [], b.loc, regions=[Region(), Region()])
+        b.insert(op)
+        outer = self.builder.region
+        lazy_region, other_region = (op.regions[0], op.regions[1]) if right_first else \
+            (op.regions[1], op.regions[0])
+        self.builder.region = lazy_region
+        v = self.expr(lazy)
+        check(lazy, v)
+        lazy_region.ops.append(Yield([v], [], self.loc_of(lazy)))
+        other_region.ops.append(Yield([other], [], self.loc_of(node)))
+        self.builder.region = outer
+        result = Value(v.type)
+        op.results = [result]
+        result.owner = op
+        return result
+
+    def if_expression(self, node: cst.IfExp) -> Value:
+        cond = self.to_bool(node.test, self.expr(node.test))
+        if is_safe_expression(node.body) and is_safe_expression(node.orelse):
+            a, b = self.expr(node.body), self.expr(node.orelse)
+            a, b = self.unify(node, a, b)
+            return self.at(node).prim("select", cond, a, b)
+        bld = self.at(node)
+        op = If([cond], [], bld.loc, regions=[Region(), Region()])
+        bld.insert(op)
+        outer = self.builder.region
+        values = []
+        for region, branch in zip(op.regions, (node.body, node.orelse), strict=True):
+            self.builder.region = region
+            values.append(self.expr(branch))
+            self.builder.region = outer
+        ta, tb = self.scalar(node.body, values[0]), self.scalar(node.orelse, values[1])
+        target = promote(ta, tb) if ta != tb else ta
+        for region, v, branch in zip(op.regions, values, (node.body, node.orelse), strict=True):
+            self.builder.region = region
+            region.ops.append(Yield([self.coerce(self.at(branch), v, target)], [], self.loc_of(branch)))
+        self.builder.region = outer
+        result = Value(target)
+        op.results = [result]
+        result.owner = op
+        return result
+
+    # -- calls -----------------------------------------------------------------------------------
+    def callee_name(self, func: cst.BaseExpression) -> tuple[str, str] | None:
+        """(module, name) of an intrinsic or builtin, or None for a module function."""
+        if isinstance(func, cst.Name):
+            if func.value in self.scope.functions:
+                return None
+            if func.value in self.scope.imported:
+                return self.scope.imported[func.value]
+            return ("", func.value)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            mod = self.scope.modules.get(func.value.value)
+            if mod is not None:
+                return (mod, func.attr.value)
+        raise self.error(func, "calling this is not supported (only module functions, math/numpy "
+                               "intrinsics and builtins can be called)")
+
+    def call(self, node: cst.Call, allow_none: bool = False, allow_tuple: bool = False) -> list[Value]:
+        for a in node.args:
+            if a.keyword is not None:
+                raise self.error(a, "keyword arguments are not supported (pass arguments by position)")
+            if a.star:
+                raise self.error(a, "starred arguments are not supported (pass arguments one by "
+                                    "one)")
+        key = self.callee_name(node.func)
+        if key is None:
+            return self.module_call(node, allow_none, allow_tuple)
+        mod, name = key
+        if mod == "math" and name == "log" and len(node.args) == 2:
+            raise self.error(node, "math.log with a base is not supported (use log(x) / log(b))")
+        if mod == "" and name == "pow" and len(node.args) == 2:
+            # the builtin is the ** operator: int ** int stays an int, as in Python
+            a, b = (self.expr(arg.value) for arg in node.args)
+            return [self.binary(node, "pow", a, b, right_node=node.args[1].value)]
+        if (mod, name) in INTRINSICS:
+            return [self.intrinsic(node, INTRINSICS[(mod, name)], name)]
+        if mod in ("", "numpy") and name == "zeros":
+            return [self.zeros(node)]
+        if mod == "" and name in ("int", "float"):
+            return [self.conversion(node, name)]
+        if mod == "" and name == "len":
+            if len(node.args) != 1:
+                raise self.error(node, "len takes one array (write len(a))")
+            array = self.expr(node.args[0].value)
+            if not isinstance(array.type, ArrayType):
+                raise self.error(node.args[0], f"len of a {array.type} is not supported (len takes "
+                                               "an array)")
+            return [self.at(node).dim(array, 0)]
+        if mod == "" and name in ("range", "prange"):
+            raise self.error(node, f"{name}(...) is only supported as the iterable of a for loop "
+                                   f"(write for i in {name}(...))")
+        what = f"{mod}.{name}" if mod else name
+        if mod:
+            raise self.error(node.func, f"'{what}' is not a supported intrinsic (see the language "
+                                        "reference for the list)")
+        raise self.error(node.func, f"unknown function '{name}' (call a function of this module, "
+                                    "an intrinsic or a builtin)")
+
+    def intrinsic(self, node: cst.Call, prim: str, spelled: str) -> Value:
+        p = PRIMS[prim]
+        args = [self.expr(a.value) for a in node.args]
+        if prim in ("min", "max") and len(args) >= 2:
+            result = args[0]
+            for nxt in args[1:]:
+                x, y = self.unify(node, result, nxt)
+                result = self.at(node).prim(prim, x, y)
+            return result
+        if len(args) != p.arity:
+            raise self.error(node, f"{spelled} takes {p.arity} argument(s), got {len(args)} "
+                                   "(pass one value per parameter)")
+        for a, v in zip(node.args, args, strict=True):
+            t = self.scalar(a, v)
+            if t.is_bool:
+                raise self.error(a, f"{spelled} of a boolean is not supported (use a number, e.g. "
+                                    "1.0 if b else 0.0)")
+        if p.arity == 2:
+            x, y = self.unify(node, args[0], args[1], floats=p.float_only)
+            args = [x, y]
+        elif p.float_only:
+            t = args[0].type
+            assert isinstance(t, ScalarType)
+            args = [self.coerce(self.at(node), args[0], t if t.is_float else self.float_type)]
+        if all(self.is_weak(a) for a in args) and p.fold is not None:
+            try:
+                return self.literal(node, p.fold(*[self.const_value(a) for a in args]))
+            except (ValueError, OverflowError, ZeroDivisionError):
+                pass
+        return self.at(node).prim(prim, *args)
+
+    def conversion(self, node: cst.Call, name: str) -> Value:
+        if len(node.args) != 1:
+            raise self.error(node, f"{name}(...) takes one argument (write {name}(x))")
+        v = self.expr(node.args[0].value)
+        t = self.scalar(node.args[0], v)
+        if name == "int":
+            if t.is_bool:
+                raise self.error(node, "int() of a boolean is not supported (use 1 if b else 0)")
+            return self.at(node).cast(v, I64) if t != I64 else v
+        return self.at(node).cast(v, self.float_type) if t != self.float_type else v
+
+    def zeros(self, node: cst.Call) -> Value:
+        if self.builder.region is not self.top_region:
+            raise self.error(node, "zeros(...) is only supported at the top level of a function body "
+                                   "(not inside a loop or branch)")
+        if len(node.args) != 1:
+            raise self.error(node, "zeros takes one argument (a length or a tuple of extents: "
+                                   "zeros(n) or zeros((n, m)); the elements are floats)")
+        shape = node.args[0].value
+        parts = [e.value for e in shape.elements] if isinstance(shape, cst.Tuple) else [shape]
+        if not 1 <= len(parts) <= 4:
+            raise self.error(shape, f"a local array of {len(parts)} dimensions is not supported "
+                                    "(local arrays have 1 to 4 dimensions)")
+        extents = [self.int_value(p, self.expr(p), "an extent") for p in parts]
+        return self.at(node).zeros(extents, ArrayType(self.float_type, len(extents)))
+
+    def module_call(self, node: cst.Call, allow_none: bool, allow_tuple: bool) -> list[Value]:
+        assert isinstance(node.func, cst.Name)
+        sig = self.scope.functions[node.func.value]
+        if len(node.args) != len(sig.params):
+            raise self.error(node, f"'{sig.name}' takes {len(sig.params)} argument(s), got "
+                                   f"{len(node.args)} (pass one value per parameter)",
+                             [Note(sig.loc, "defined here")])
+        args = []
+        for a, p in zip(node.args, sig.params, strict=True):
+            v = self.expr(a.value)
+            if isinstance(p.type, ArrayType) or isinstance(v.type, ArrayType):
+                if v.type != p.type:
+                    raise self.error(a, f"argument '{p.name}' of '{sig.name}' is "
+                                        f"{type_spelled(p.type)}, got {type_spelled(v.type)} "
+                                        "(pass a value of the declared type)",
+                                     [Note(p.loc, "parameter declared here")])
+            else:
+                assert isinstance(p.type, ScalarType)
+                v = self.convert(a, v, p.type, f"argument '{p.name}' of '{sig.name}'")
+            args.append(v)
+        if not sig.results and not allow_none:
+            raise self.error(node, f"'{sig.name}' returns nothing and has no value (call it as a "
+                                   f"statement: {sig.name}(...))")
+        if sig.returns_tuple and not allow_tuple:
+            raise self.error(node, f"'{sig.name}' returns a tuple; unpack it (a, b = {sig.name}(...))")
+        return self.at(node).call(sig.name, args, list(sig.results))
+
+
+def type_spelled(t: Type) -> str:
+    """A type as an annotation spells it: f64, Array[f64], Array[f64, 2]."""
+    if isinstance(t, ArrayType):
+        return f"Array[{t.elem}]" if t.ndim == 1 else f"Array[{t.elem}, {t.ndim}]"
+    return str(t)
+
+
+def spelled(node: cst.BaseExpression) -> str:
+    """A name as written, for hints in messages ('a' for anything else)."""
+    return node.value if isinstance(node, cst.Name) else "a"
+
+
+def is_safe_expression(node: cst.CSTNode) -> bool:
+    """No index, call or integer division: evaluating it eagerly cannot fault."""
+    unsafe = False
+
+    class V(cst.CSTVisitor):
+        def visit_Subscript(self, n: cst.Subscript) -> bool:
+            nonlocal unsafe
+            unsafe = True
+            return False
+
+        def visit_Call(self, n: cst.Call) -> bool:
+            nonlocal unsafe
+            unsafe = True
+            return False
+
+        def visit_BinaryOperation(self, n: cst.BinaryOperation) -> bool:
+            nonlocal unsafe
+            if isinstance(n.operator, (cst.FloorDivide, cst.Modulo)):
+                unsafe = True
+            return True
+
+        def visit_IfExp(self, n: cst.IfExp) -> bool:
+            nonlocal unsafe
+            unsafe = True
+            return False
+
+        def visit_BooleanOperation(self, n: cst.BooleanOperation) -> bool:
+            return True
+
+    node.visit(V())
+    return not unsafe
