@@ -158,13 +158,28 @@ class Variables:
         if not isinstance(v.type, VecType) and isinstance(op, (Prim, Cast)) and \
                 _is_vector_statement(user):
             return False
-        if isinstance(op, Load):
+        # the loads this value's expression may contain move with it
+        arrays = self.loaded_arrays(op, r)
+        if arrays:
             ops = r.ops
             first, last = self.layout.index[id(op)], self.layout.index[id(user)]
             for mid in ops[first + 1:last]:
-                if _may_write(mid, op.operands[0]):
+                if any(_may_write(mid, a) for a in arrays):
                     return False
         return True
+
+    def loaded_arrays(self, op: Op, r: Region) -> list[Value]:
+        """Arrays read by ``op`` and by the operands that may be inlined into it."""
+        if isinstance(op, Load):
+            return [op.operands[0]]
+        out: list[Value] = []
+        if isinstance(op, (Prim, Cast)):
+            for v in op.operands:
+                d = v.owner
+                if isinstance(d, (Prim, Cast, Load)) and self.layout.region_of.get(id(d)) is r \
+                        and len(self.uses.get(id(v), [])) == 1:
+                    out += self.loaded_arrays(d, r)
+        return out
 
     def last_use(self, v: Value) -> int:
         """Position after which ``v`` is dead (uses in later iterations of a loop count)."""
