@@ -19,8 +19,7 @@ def parse_module(path: str, source: str, options: Options | None = None,
                  diags: Diagnostics | None = None) -> Module:
     options = options or Options()
     diags = diags or Diagnostics()
-    display = os.path.basename(path) if not os.path.isabs(path) else path
-    display = path
+    display = path  # diagnostics name the file as the user gave it
     check_python_syntax(display, source)
     try:
         tree = cst.parse_module(source)
