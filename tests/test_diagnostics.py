@@ -132,6 +132,25 @@ CASES = [
             k = n * 2 ** 70
             return x * k
         """), 2, 13, "does not fit in 64 bits", None),
+    ("function named like a C keyword", module("""
+        def double(p: float) -> float:
+            return p * 2.0
+        """), 1, 5, "'double' is a keyword in C or C++", None),
+    ("function named like a libm function", module("""
+        def exp(p: float) -> float:
+            return p * 2.0
+        """), 1, 5, "'exp' is a function of the C math library", None),
+    ("function named like a binding local", module("""
+        def result(p: float, q: float) -> float:
+            return p * 2.0 + q
+        """), 1, 5, "'result' is used by the generated Python binding", None),
+    ("function named like a derivative", module("""
+        def f(x: float) -> float:
+            return x
+
+        def f_d(x: float) -> float:
+            return x
+        """), 4, 5, "it is the name of a derivative of 'f'", None),
     ("function defined twice", module("""
         def f(x: float) -> float:
             return x

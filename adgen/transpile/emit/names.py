@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..ir.prims import PRIMS
 
 C_KEYWORDS = {
@@ -21,6 +23,11 @@ CPP_KEYWORDS = {
     "char16_t", "char32_t", "wchar_t", "static_assert", "thread_local", "co_await", "co_return",
     "co_yield", "dynamic_cast", "static_cast", "reinterpret_cast", "const_cast",
 }
+#: names the cffi wrapper of a function uses for its own locals and parameters
+BINDING_NAMES = {"result", "pyresult", "self", "args", "datasize", "large_args_free"}
+BINDING_PATTERN = re.compile(r"(x|arg)\d+")
+#: suffixes of generated functions: f_d, f_dv now, f_b, f_bv later
+DERIVATIVE_SUFFIXES = ("_d", "_dv", "_b", "_bv")
 LIBM_NAMES = {f for p in PRIMS.values() if p.c_func for f in p.c_func.values()} | {
     "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "expm1",
     "log", "log1p", "log2", "log10", "sqrt", "cbrt", "pow", "fabs", "hypot", "erf", "erfc",
@@ -35,10 +42,29 @@ def reserved(name: str, functions: set[str] | frozenset[str] = frozenset(),
         name in functions or (in_header and name in CPP_KEYWORDS)
 
 
+def function_name_problem(name: str, functions: set[str] | frozenset[str]) -> str | None:
+    """Why a module function cannot be called ``name`` in C, or None.  Function names are
+    the generated API (``f``, ``f_d``), so they are never renamed behind the user's back."""
+    if name in C_KEYWORDS or name in CPP_KEYWORDS:
+        return f"'{name}' is a keyword in C or C++"
+    if name in LIBM_NAMES:
+        return f"'{name}' is a function of the C math library"
+    if name.startswith(("adgen_", "ADGEN_", "_cffi")):
+        return "names starting with adgen_ are adgen's own"
+    if name in BINDING_NAMES or BINDING_PATTERN.fullmatch(name):
+        return f"'{name}' is used by the generated Python binding"
+    for suffix in DERIVATIVE_SUFFIXES:
+        if name.endswith(suffix) and name[: -len(suffix)] in functions:
+            return f"it is the name of a derivative of '{name[: -len(suffix)]}'"
+    return None
+
+
 def c_safe(name: str, taken: set[str], functions: set[str] | frozenset[str] = frozenset()) -> str:
     """A parameter name: ``name``, or ``name_`` (``name__``...) when it is reserved or taken;
     records it in ``taken``."""
     out = name
+    if out.startswith(("adgen_", "ADGEN_")):
+        out = "v_" + out  # no suffix makes a reserved prefix safe
     while reserved(out, functions, in_header=True) or out in taken:
         out += "_"
     taken.add(out)

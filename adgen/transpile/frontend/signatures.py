@@ -10,6 +10,7 @@ import libcst as cst
 from ..ir.core import Loc
 from ..ir.prims import CONSTANTS
 from ..ir.types import BOOL, F32, F64, I32, I64, ArrayType, ScalarType, Type
+from ..emit.names import function_name_problem
 from .diagnostics import AdgenError
 
 SCALAR_NAMES = {"f64": "f64", "float": "f64", "f32": "f32", "i64": "i64", "int": "i64",
@@ -74,6 +75,7 @@ class ScopeReader:
 
     # -- module statements ---------------------------------------------------
     def read(self, module: cst.Module) -> ModuleScope:
+        self._later_functions = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}
         for stmt in module.body:
             if isinstance(stmt, cst.FunctionDef):
                 self.function(stmt)
@@ -221,6 +223,10 @@ class ScopeReader:
             raise AdgenError(self.loc_of(node.name), f"function '{name}' is defined twice "
                                                      "(rename one of them)",
                              [Note(self.scope.functions[name].loc, "first defined here")])
+        problem = function_name_problem(name, set(self.scope.functions) | self._later_functions)
+        if problem is not None:
+            raise self.error(node.name, f"function name '{name}' cannot be used in the generated C: "
+                                        f"{problem} (rename the function)")
         params = []
         for p in node.params.params:
             if p.annotation is None:
