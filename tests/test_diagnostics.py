@@ -144,6 +144,10 @@ CASES = [
         def result(p: float, q: float) -> float:
             return p * 2.0 + q
         """), 1, 5, "'result' is used by the generated Python binding", None),
+    ("function named like a C library function", module("""
+        def remainder(p: float, q: float) -> float:
+            return p * 2.0 + q
+        """), 1, 5, "'remainder' is defined by the C library headers", None),
     ("function named like a derivative", module("""
         def f(x: float) -> float:
             return x

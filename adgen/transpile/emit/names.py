@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..ir.prims import PRIMS
+from .c_library import FUNCTIONS, MACROS, TYPES
 
 C_KEYWORDS = {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
@@ -38,8 +39,9 @@ def reserved(name: str, functions: set[str] | frozenset[str] = frozenset(),
              in_header: bool = False) -> bool:
     """Whether ``name`` would clash with C, libm, adgen's runtime or a module function (and, for
     parameter names, which appear in headers included from C++, with C++)."""
-    return name in C_KEYWORDS or name in LIBM_NAMES or name.startswith(("adgen_", "ADGEN_")) or \
-        name in functions or (in_header and name in CPP_KEYWORDS)
+    return name in C_KEYWORDS or name in LIBM_NAMES or name in MACROS or name in TYPES or \
+        name.startswith(("adgen_", "ADGEN_")) or name in functions or \
+        (in_header and name in CPP_KEYWORDS)
 
 
 def function_name_problem(name: str, functions: set[str] | frozenset[str]) -> str | None:
@@ -49,6 +51,8 @@ def function_name_problem(name: str, functions: set[str] | frozenset[str]) -> st
         return f"'{name}' is a keyword in C or C++"
     if name in LIBM_NAMES:
         return f"'{name}' is a function of the C math library"
+    if name in MACROS or name in TYPES or name in FUNCTIONS:
+        return f"'{name}' is defined by the C library headers the generated code includes"
     if name.startswith(("adgen_", "ADGEN_", "_cffi")):
         return "names starting with adgen_ are adgen's own"
     if name in BINDING_NAMES or BINDING_PATTERN.fullmatch(name):
