@@ -148,6 +148,13 @@ CASES = [
         def remainder(p: float, q: float) -> float:
             return p * 2.0 + q
         """), 1, 5, "'remainder' is defined by the C library headers", None),
+    ("call of a variable that shadows a function", module("""
+        def g(p: float) -> float:
+            return p * 2.0
+
+        def f(g: float, a: float) -> float:
+            return g(a) + a
+        """), 5, 12, "'g' is a variable here, not a function", (4, 7, "bound here")),
     ("function named like a derivative", module("""
         def f(x: float) -> float:
             return x

@@ -467,6 +467,11 @@ class ExpressionLowering:
     def callee_name(self, func: cst.BaseExpression) -> tuple[str, str] | None:
         """(module, name) of an intrinsic or builtin, or None for a module function."""
         if isinstance(func, cst.Name):
+            if func.value in self.bindings:
+                # Python calls the local (a number): not a function of the module
+                raise self.error(func, f"'{func.value}' is a variable here, not a function (it "
+                                       "shadows the function of that name; rename the variable)",
+                                 [Note(self.bindings[func.value].loc, "bound here")])
             if func.value in self.scope.functions:
                 return None
             if func.value in self.scope.imported:
