@@ -12,16 +12,24 @@ to call every function of the module with::
         assert adgen.check(path, args=program.all_args).ok
 
 What is generated (DESIGN.md section 1): an entry function ``f`` and up to
-two helpers ``g0``, ``g1`` (``g1`` may call ``g0``; ``f`` may call both)
-over float / int scalars and 1-D / 2-D ``Array[f64]`` parameters, returning
-a float, a tuple of floats, a (float, int) tuple or nothing.  Bodies mix
-straight-line float arithmetic and intrinsics, integer arithmetic with
-``//`` and ``%``, ``if/elif/else`` on float comparisons, ``a if c else b``,
-``for`` loops over ``range`` with dynamic bounds and steps 1, 2 or negative,
-counter-bounded ``while`` loops, ``break`` / ``continue``, early ``return``,
-array reads and writes (local ``zeros`` arrays and array parameters written
-in place), calls to helpers (tuple results unpacked with ``a, b = g(...)``),
-module-level constants and ``assert``.
+two helpers ``g0``, ``g1`` (``g1`` may call ``g0``; ``f`` may call both; a
+helper may call itself on ``m - 1``) over ``float``/``f64``, ``int``/``i64``/
+``i32`` and ``bool`` scalars and ``Array[f64]`` (1-D to 3-D) / ``Array[i64]``
+parameters, returning a float, a tuple of floats, a (float, int) tuple, an
+int or nothing.  Bodies mix straight-line float arithmetic (``+ - * /``, unary
+``-``/``+``, ``**``, float ``%``) and intrinsics (``math.*``, ``np.*``,
+``abs min max pow``), integer arithmetic with ``//``, ``%``, ``**`` and
+``int()``, ``if/elif/else`` on float comparisons, ``a if c else b``,
+``for`` loops over ``range`` with dynamic bounds and steps 1, 2, negative or
+computed, counter-bounded ``while`` loops (``while k < n and ...``, ``while
+True``, counting down), ``break`` / ``continue``, early ``return`` (also from
+loops), array reads and writes (local ``zeros`` arrays and array parameters
+written in place, through helpers too), calls to helpers (tuple results
+unpacked with ``a, b = g(...)``), tuple and chained assignment, module-level
+constants, annotated assignment, docstrings and ``assert``.  Now and then
+names are awkward on purpose (``AWKWARD_NAMES``: C keywords and macros, libm
+names, adgen's own tangent and temporary names), since generated C must
+rename or reject them.
 
 How the programs stay valid, terminating and numerically tame
 ---------------------------------------------------------------
@@ -46,7 +54,11 @@ sequential loops, as people write them).
   any other integer ``e`` indexes as ``e % len(x)`` or as a constant.
 * ``while`` loops are bounded by an integer counter (``k < n``) that no other
   statement touches; ``continue`` appears only where the counter is already
-  incremented.
+  incremented.  A recursive helper starts with ``if m <= 0: return ...``
+  and calls itself on ``m - 1`` once.
+* Values flow to the outputs: expressions prefer recently assigned variables,
+  loops often end in a reduction (``s += ...``), returns add a few recent
+  values, and functions returning nothing end by writing an array parameter.
 * Every returned value includes an *anchor* term (a float parameter never
   reassigned, or an element of an array never written), so the tangent is of
   order one and the finite-difference check is meaningful.  Float inputs are
@@ -55,8 +67,10 @@ sequential loops, as people write them).
 
 Extending it (e.g. for reverse mode): the strategies are small and composable
 (:func:`float_expr`, :func:`int_expr`, :func:`condition`, :func:`statement`,
-:func:`block`, :func:`function`); a new construct is a new branch in one of
-them that respects the bound / interval discipline above.
+:func:`block`, :func:`function`, :func:`programs`); a new construct is a new
+weighted branch in one of them that respects the bound / interval discipline
+above.  Nothing here depends on the derivative mode: a reverse-mode test uses
+the same programs with ``adgen.check(path, modes=(..., "reverse"))``.
 """
 
 from __future__ import annotations
@@ -81,6 +95,44 @@ HELPER_EXTENT = (1, 8)   #: extents a helper's array parameter may have
 ENTRY_EXTENT = (2, 5)    #: extents of the entry's array parameters
 INT_CAP = 60             #: integer expressions stay within [-INT_CAP, INT_CAP]
 LOOP_NAMES = ("i", "j", "l", "r")
+#: Awkward names, used now and then: valid Python, but they collide with something in C or in
+#: the generated code (C keywords and macros, libc / libm functions, typedefs, adgen's
+#: tangent, temporary and parameter names).  Locals may take any of them.
+AWKWARD_NAMES = (
+    "ad", "bd", "cd", "xd", "yd", "p0d", "p1d", "zd", "v0d", "nbdirs", "tmp", "tmp_1", "tmp_2",
+    "ret", "ret0", "ret1", "retd", "result", "x_shape0", "y_shape1", "z_shape0", "i_1",
+    "f_d", "f_dv", "g0_d", "g0_dv", "double", "long", "char", "auto", "register", "static",
+    "signed", "unsigned", "const", "volatile", "sizeof", "struct", "union", "enum", "typedef",
+    "extern", "switch", "case", "default", "goto", "do", "restrict", "inline", "exp", "sin",
+    "cos", "log", "sqrt", "fabs", "erf", "tanh", "hypot", "pow_", "y0", "j0", "y1", "j1",
+    "NAN", "INFINITY", "M_PI", "M_E", "HUGE_VAL", "EOF", "INT64_MAX", "SIZE_MAX", "unix",
+    "linux", "offsetof", "NULL", "main", "printf", "free", "malloc", "size_t", "true", "false",
+    "int64_t", "int8_t", "FILE", "stdin", "adgen_mod_i64", "isnan", "signbit", "lgamma",
+    "remainder", "memcpy", "strlen",
+)
+#: parameter names: the same kinds (a parameter's name is also in the generated header)
+AWKWARD_PARAMS = ("ad", "xd", "double", "exp", "adgen_p", "ADGEN_Q", "M_E", "M_PI", "HUGE_VAL",
+                  "EOF", "linux", "SIZE_MAX", "offsetof", "y0", "lgamma", "nbdirs", "result",
+                  "ret", "tmp", "main", "int64_t", "x_shape0", "p0d", "NAN", "true", "default",
+                  "errno", "sin", "class_", "new", "this", "template")
+#: function names are the generated API, so adgen rejects those C cannot carry (keywords, names
+#: from the C headers, adgen_*, derivative names f_d...); these awkward ones are accepted
+AWKWARD_FUNCTIONS = ("tmp", "ret", "nbdirs", "entry", "xd", "double_", "main_", "result_", "x",
+                     "ad", "tmp_1", "g")
+
+
+def maybe_awkward(draw: Callable[[Any], Any], default: str, pool: tuple[str, ...],
+                  taken: set[str]) -> str:
+    """``default``, or now and then a name from ``pool``; never a name in ``taken``."""
+    name = default
+    if draw(st.integers(0, 7)) == 0:
+        free = [n for n in pool if n not in taken]
+        if free:
+            name = draw(st.sampled_from(free))
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
 
 #: unary intrinsics: name -> (argument kind, spellings available).  Argument kinds:
 #: "any" any float; "unit" |e| <= 1; "exp" |e| <= EXP_CAP; "pos" bounded away from 0.
@@ -178,13 +230,14 @@ class ArrayVar:
     name: str
     extents: tuple[Extent, ...]
     writable: bool
+    elem: str = "f64"   #: "f64", or "i64" for integer arrays (elements in INT_PARAM)
 
     @property
     def ndim(self) -> int:
         return len(self.extents)
 
     def extent_text(self, axis: int, draw: Callable[[Any], Any]) -> str:
-        if axis == 0 and self.ndim == 1 and draw(st.booleans()):
+        if axis == 0 and draw(st.booleans()):
             return f"len({self.name})"
         return f"{self.name}.shape[{axis}]"
 
@@ -195,7 +248,7 @@ class Helper:
 
     name: str
     params: list[tuple[str, str]]     #: (name, "float" | "int" | "array")
-    returns: str                      #: "float" | "tuple" | "tuple_fi" | "none"
+    returns: str                      #: "float" | "tuple" | "tuple_fi" | "int" | "none"
     bound: float                      #: bound of its float results
     writes_array: bool
 
@@ -210,13 +263,14 @@ class Function:
     helpers: list[Helper]
     max_depth: int
     counters: dict[str, int] = field(default_factory=dict)
-    loop_names_used: set[str] = field(default_factory=set)
     return_bound: float = 1.0
-    constants: dict[str, float] = field(default_factory=dict)
+    constants: dict[str, float | int] = field(default_factory=dict)
     recent: list[str] = field(default_factory=list)   #: floats by time of last assignment
-    recursive: bool = False
+    aliases: list[str] = field(default_factory=list)  #: awkward names handed out by fresh()
 
     def fresh(self, prefix: str) -> str:
+        if self.aliases and prefix in ("v", "k", "b", "t"):
+            return self.aliases.pop()
         n = self.counters.get(prefix, 0)
         self.counters[prefix] = n + 1
         return f"{prefix}{n}"
@@ -281,8 +335,8 @@ def pick(draw: Callable[[Any], Any], weighted: list[tuple[str, int]]) -> str:
     return draw(st.sampled_from(options))
 
 
-def spell(draw: Callable[[Any], Any], name: str, fn: Function) -> str:
-    """``math.sin``, ``np.sin`` or ``abs``... for the intrinsic ``name``."""
+def spell(draw: Callable[[Any], Any], name: str) -> str:
+    """``math.sin``, ``np.sin`` or ``np.arcsin``... for the intrinsic ``name``."""
     choices = [f"math.{name}"]
     if name in NUMPY_NAMES:
         choices.append(f"np.{name}")
@@ -308,10 +362,20 @@ def fit(draw: Callable[[Any], Any], e: FExpr, cap: float) -> FExpr:
 
 @st.composite
 def int_atom(draw, scope: Scope) -> IExpr:
-    """An integer variable, an extent or a small constant."""
+    """An integer variable, an extent, an element of an integer array or a small constant."""
     extents = [(a, k) for a in scope.arrays.values() for k in range(a.ndim)]
+    int_arrays = sorted(a.name for a in scope.arrays.values() if a.elem == "i64")
+    int_consts = sorted(k for k, v in scope.fn.constants.items() if isinstance(v, int))
     kind = pick(draw, [("var", 4 if scope.ints else 0), ("extent", 2 if extents else 0),
-                       ("const", 1)])
+                       ("const", 1), ("element", 2 if int_arrays else 0),
+                       ("module_const", 1 if int_consts else 0)])
+    if kind == "module_const":
+        name = draw(st.sampled_from(int_consts))
+        v = int(scope.fn.constants[name])
+        return IExpr(name, v, v)
+    if kind == "element":
+        a = scope.arrays[draw(st.sampled_from(int_arrays))]
+        return IExpr(draw(array_element(scope, a)), *INT_PARAM)
     if kind == "var":
         v = scope.ints[draw(st.sampled_from(sorted(scope.ints)))]
         return IExpr(v.name, v.lo, v.hi)
@@ -351,10 +415,18 @@ def int_expr(draw, scope: Scope, depth: int = 2) -> IExpr:
     """An integer expression; ``//`` and ``%`` only by nonzero divisors."""
     form = pick(draw, [("atom", 4), ("add", 2), ("sub", 2), ("mul", 1), ("floordiv", 2),
                        ("mod", 2), ("neg", 1), ("abs", 1), ("min", 1), ("max", 1),
-                       ("int", 1 if depth > 1 else 0)]
+                       ("int", 1 if depth > 1 else 0), ("pow", 1), ("ifexp", 1),
+                       ("call", 1 if depth > 1 and callable_helpers(scope, ("int",)) else 0)]
                 if depth > 0 else [("atom", 1)])
     if form == "atom":
         return draw(int_atom(scope))
+    if form == "call":  # a helper returning an int in INT_PARAM
+        h = draw(st.sampled_from(callable_helpers(scope, ("int",))))
+        return IExpr(draw(helper_call(scope, h, 0)).text, *INT_PARAM)
+    if form == "ifexp":
+        a, b, c = (draw(int_expr(scope, depth - 1)), draw(int_atom(scope)), draw(int_atom(scope)))
+        return IExpr(f"({a.text} if {b.text} < {c.text} else {b.text})", min(a.lo, b.lo),
+                     max(a.hi, b.hi))
     if form == "int":  # a data-dependent integer: int() truncates towards zero
         f = fit(draw, draw(float_expr(scope, depth - 2)), 3.0)
         return IExpr(f"int({f.text})", -3, 3)
@@ -364,6 +436,12 @@ def int_expr(draw, scope: Scope, depth: int = 2) -> IExpr:
     if form == "abs":
         lo = 0 if a.lo <= 0 <= a.hi else min(abs(a.lo), abs(a.hi))
         return IExpr(f"abs({a.text})", lo, max(abs(a.lo), abs(a.hi)))
+    if form == "pow":
+        if max(abs(a.lo), abs(a.hi)) > 7:
+            return a
+        sq = [a.lo * a.lo, a.hi * a.hi]
+        lo = 0 if a.lo <= 0 <= a.hi else min(sq)
+        return IExpr(f"({a.text} ** 2)", lo, max(sq))
     if form in ("floordiv", "mod"):
         d = draw(nonzero_divisor(scope))
         if form == "floordiv":
@@ -434,16 +512,27 @@ def array_element(draw, scope: Scope, array: ArrayVar) -> str:
 
 @st.composite
 def float_const(draw) -> FExpr:
-    c = draw(st.sampled_from([0.5, 0.25, 1.0, 2.0, 0.1, 1.5, 0.75, 3.0, -0.5, -1.25, 0.3]))
+    c = draw(st.sampled_from([0.5, 0.25, 1.0, 2.0, 0.1, 1.5, 0.75, 3.0, -0.5, -1.25, 0.3,
+                              "math.pi", "np.pi", "math.e"]))
+    if isinstance(c, str):
+        return FExpr(c, 3.2)
     return FExpr(ffmt(c), abs(c))
+
+
+def float_constants(scope: Scope) -> list[str]:
+    return sorted(k for k, v in scope.fn.constants.items() if isinstance(v, float))
+
+
+def float_arrays(scope: Scope) -> list[str]:
+    return sorted(a.name for a in scope.arrays.values() if a.elem == "f64")
 
 
 @st.composite
 def float_leaf(draw, scope: Scope) -> FExpr:
     recent = scope.recent_floats(3)
     kinds = [("const", 1), ("recent", 4 if recent else 0), ("var", 3 if scope.floats else 0),
-             ("array", 4 if scope.arrays else 0), ("int", 1),
-             ("module_const", 1 if scope.fn.constants else 0)]
+             ("array", 4 if float_arrays(scope) else 0), ("int", 1),
+             ("module_const", 1 if float_constants(scope) else 0)]
     kind = pick(draw, kinds)
     if kind == "recent":
         v = draw(st.sampled_from(recent))
@@ -452,7 +541,7 @@ def float_leaf(draw, scope: Scope) -> FExpr:
         v = draw(st.sampled_from(sorted(scope.floats)))
         return FExpr(v, scope.floats[v].bound)
     if kind == "array":
-        a = scope.arrays[draw(st.sampled_from(sorted(scope.arrays)))]
+        a = scope.arrays[draw(st.sampled_from(float_arrays(scope)))]
         return FExpr(draw(array_element(scope, a)), ARRAY_BOUND)
     if kind == "int":
         e = draw(int_expr(scope, 1))
@@ -464,7 +553,7 @@ def float_leaf(draw, scope: Scope) -> FExpr:
             return FExpr(f"(0.25 * {e.text})", 0.25 * b)
         return FExpr(f"({e.text} / 4)", b / 4)
     if kind == "module_const":
-        name = draw(st.sampled_from(sorted(scope.fn.constants)))
+        name = draw(st.sampled_from(float_constants(scope)))
         return FExpr(name, abs(scope.fn.constants[name]))
     return draw(float_const())
 
@@ -486,7 +575,7 @@ def positive_arg(draw, scope: Scope, depth: int) -> FExpr:
 def unary_intrinsic(draw, scope: Scope, depth: int) -> FExpr:
     name = draw(st.sampled_from(sorted(UNARY)))
     kind = UNARY[name]
-    fname = spell(draw, name, scope.fn)
+    fname = spell(draw, name)
     if kind == "pos":
         a = draw(positive_arg(scope, depth))
         if name in ("log", "log2", "log10"):
@@ -549,10 +638,10 @@ def binary_intrinsic(draw, scope: Scope, depth: int) -> FExpr:
             return FExpr(f"{name}({a.text}, {b.text}, {c.text})", max(a.bound, b.bound, c.bound))
         return FExpr(f"{builtin}({a.text}, {b.text})", max(a.bound, b.bound))
     if name == "hypot":
-        return FExpr(f"{spell(draw, 'hypot', scope.fn)}({a.text}, ({b.text} + 0.7))",
+        return FExpr(f"{spell(draw, 'hypot')}({a.text}, ({b.text} + 0.7))",
                      a.bound + b.bound + 0.7)
     if name == "atan2":
-        return FExpr(f"{spell(draw, 'atan2', scope.fn)}({a.text}, ({b.text} + 0.3))", math.pi)
+        return FExpr(f"{spell(draw, 'atan2')}({a.text}, ({b.text} + 0.3))", math.pi)
     return FExpr(f"math.copysign({a.text}, {b.text})", a.bound)
 
 
@@ -570,7 +659,7 @@ def float_expr(draw, scope: Scope, depth: int = 2, cap: float = FLOAT_CAP) -> FE
         e = draw(float_leaf(scope))
     elif form == "neg":
         a = draw(float_expr(scope, d))
-        e = FExpr(f"(-{a.text})", a.bound)
+        e = FExpr(f"({draw(st.sampled_from(['-', '-', '+']))}{a.text})", a.bound)
     elif form in ("add", "sub", "mul"):
         a, b = draw(float_expr(scope, d)), draw(float_expr(scope, d))
         sym = {"add": "+", "sub": "-", "mul": "*"}[form]
@@ -603,35 +692,30 @@ def float_expr(draw, scope: Scope, depth: int = 2, cap: float = FLOAT_CAP) -> FE
 
 
 @st.composite
-def helper_call(draw, scope: Scope, h: Helper) -> FExpr:
+def helper_call(draw, scope: Scope, h: Helper, depth: int = 1) -> FExpr:
     """``g(...)`` with arguments inside the ranges the helper assumes."""
     args = []
     for _, kind in h.params:
         if kind == "float":
-            args.append(draw(float_expr(scope, 1, PARAM_BOUND)).text)
+            args.append(draw(float_expr(scope, depth, PARAM_BOUND)).text)
         elif kind == "int":
             args.append(draw(small_int(scope, *INT_PARAM)).text)
         else:
-            arrays = [a for a in scope.arrays.values() if a.ndim == 1 and
-                      HELPER_EXTENT[0] <= a.extents[0].lo and a.extents[0].hi <= HELPER_EXTENT[1]
-                      and (a.writable or not h.writes_array)]
-            args.append(draw(st.sampled_from(sorted(a.name for a in arrays))))
+            args.append(draw(st.sampled_from(helper_arrays(scope, h))))
     return FExpr(f"{h.name}({', '.join(args)})", h.bound)
 
 
+def helper_arrays(scope: Scope, h: Helper) -> list[str]:
+    """The arrays that may be passed as the array parameter of ``h``."""
+    return sorted(a.name for a in scope.arrays.values()
+                  if a.ndim == 1 and a.elem == "f64" and HELPER_EXTENT[0] <= a.extents[0].lo
+                  and a.extents[0].hi <= HELPER_EXTENT[1] and (a.writable or not h.writes_array))
+
+
 def callable_helpers(scope: Scope, returns: tuple[str, ...]) -> list[Helper]:
-    out = []
-    for h in scope.fn.helpers:
-        if h.returns not in returns:
-            continue
-        if any(k == "array" for _, k in h.params):
-            ok = [a for a in scope.arrays.values() if a.ndim == 1 and
-                  HELPER_EXTENT[0] <= a.extents[0].lo and a.extents[0].hi <= HELPER_EXTENT[1]
-                  and (a.writable or not h.writes_array)]
-            if not ok:
-                continue
-        out.append(h)
-    return out
+    """Helpers returning one of ``returns`` that can be called here."""
+    return [h for h in scope.fn.helpers if h.returns in returns
+            and (not any(k == "array" for _, k in h.params) or helper_arrays(scope, h))]
 
 
 # --------------------------------------------------------------------------- conditions
@@ -648,6 +732,8 @@ def condition(draw, scope: Scope, depth: int = 1) -> str:
         if draw(st.booleans()):
             c = draw(st.sampled_from([0.5, 1.0, 1.2, 0.8, 0.0, -0.3, 2.0]))
             return f"{a.text} {op} {ffmt(c)}"
+        if draw(st.integers(0, 3)) == 0:  # a float compared with an int
+            return f"{a.text} {op} {draw(int_expr(scope, 1)).text}"
         b = draw(float_expr(scope, 1))
         return f"{a.text} {op} {b.text}"
     if form == "icmp":
@@ -738,6 +824,40 @@ def update_float(draw, scope: Scope) -> list[str]:
     return [line]
 
 
+def swappable(scope: Scope) -> list[tuple[FloatVar, FloatVar]]:
+    vs = sorted(mutable_floats(scope), key=lambda v: v.name)
+    return [(u, w) for u in vs for w in vs if u.name < w.name
+            and scope.float_cap(u) >= w.bound and scope.float_cap(w) >= u.bound]
+
+
+@st.composite
+def tuple_assign(draw, scope: Scope) -> list[str]:
+    """``u, w = w, u`` or ``u, w = e1, e2`` (a tuple of values, not a call)."""
+    u, w = draw(st.sampled_from(swappable(scope)))
+    if draw(st.booleans()):
+        bu, bw = w.bound, u.bound
+        line = f"{u.name}, {w.name} = {w.name}, {u.name}"
+    else:
+        e1 = draw(float_expr(scope, 1, scope.float_cap(u)))
+        e2 = draw(float_expr(scope, 1, scope.float_cap(w)))
+        bu, bw = e1.bound, e2.bound
+        line = f"{u.name}, {w.name} = {e1.text}, {e2.text}"
+    u.bound, w.bound = max(u.bound, bu), max(w.bound, bw)
+    scope.touch(u.name)
+    scope.touch(w.name)
+    return [line]
+
+
+@st.composite
+def chained_assign(draw, scope: Scope) -> list[str]:
+    """``v1 = v2 = e``."""
+    e = draw(float_expr(scope, 2))
+    names = [scope.fn.fresh("v"), scope.fn.fresh("v")]
+    for n in names:
+        define_float(scope, n, e.bound)
+    return [f"{names[0]} = {names[1]} = {e.text}"]
+
+
 @st.composite
 def new_int(draw, scope: Scope) -> list[str]:
     e = draw(int_expr(scope, 2))
@@ -801,11 +921,15 @@ def new_bool(draw, scope: Scope) -> list[str]:
 
 
 @st.composite
-def array_write(draw, scope: Scope) -> list[str]:
+def array_write(draw, scope: Scope, only: list[str] | None = None) -> list[str]:
     """Write an element of a local array or an array parameter (in place)."""
-    arrays = sorted(a.name for a in scope.arrays.values() if a.writable)
+    arrays = sorted(a.name for a in scope.arrays.values()
+                    if a.writable and (only is None or a.name in only))
     a = scope.arrays[draw(st.sampled_from(arrays))]
     target = draw(array_element(scope, a))
+    if a.elem == "i64":  # integer arrays keep their elements in INT_PARAM
+        e = draw(small_int(scope, *INT_PARAM))
+        return [f"{target} = {e.text}"]
     form = pick(draw, [("assign", 3), ("relax", 2), ("mul", 1), ("add", 1)])
     if form == "assign":
         e = draw(float_expr(scope, 2, ARRAY_BOUND))
@@ -846,6 +970,8 @@ def return_statement(draw, scope: Scope) -> list[str]:
     fn = scope.fn
     if fn.returns == "none":
         return ["return"]
+    if fn.returns == "int":
+        return [f"return {draw(small_int(scope, *INT_PARAM)).text}"]
     e = draw(float_expr(scope, draw(st.integers(1, 3))))
     terms = [e.text]
     bound = e.bound + 0.5 * ARRAY_BOUND
@@ -911,9 +1037,9 @@ def if_statement(draw, scope: Scope) -> list[str]:
     return lines
 
 
-def loop_var(scope: Scope, body: Scope, name: str, lo: int, hi: int, hints: tuple[Hint, ...]) -> None:
+def loop_var(body: Scope, name: str, lo: int, hi: int, hints: tuple[Hint, ...]) -> None:
+    """Declare the loop variable ``name`` in the loop body's scope."""
     body.ints[name] = IntVar(name, lo, max(lo, hi), body.level, mutable=False, hints=hints)
-    scope.fn.loop_names_used.add(name)
 
 
 @st.composite
@@ -981,7 +1107,7 @@ def for_loop(draw, scope: Scope) -> list[str]:
     text, lo, hi, hints, trips = draw(range_header(scope))
     name = scope.free_loop_name()
     body_scope = enter_loop(scope, Loop(allow_continue=True))
-    loop_var(scope, body_scope, name, lo, hi, hints)
+    loop_var(body_scope, name, lo, hi, hints)
     body = draw(block(body_scope, 1, 3))
     acc = draw(accumulate(scope, body_scope, body, trips))
     lines = [f"for {name} in {text}:"] + indent(body or ["pass"])
@@ -1049,7 +1175,7 @@ def local_array(draw, scope: Scope) -> list[str]:
     """``t = zeros(n)`` / ``zeros((n, m))`` (top level only), usually filled by a loop."""
     name = scope.fn.fresh("t")
     exts: list[tuple[str, Extent]] = []
-    ndim = int(pick(draw, [("1", 3), ("2", 1)]))
+    ndim = int(pick(draw, [("1", 6), ("2", 2), ("3", 1)]))
     for _ in range(ndim):
         src = [(a, k) for a in scope.arrays.values() for k in range(a.ndim)]
         how = pick(draw, [("like", 3 if src else 0), ("param", 1 if scope.ints else 0), ("const", 1)])
@@ -1069,7 +1195,7 @@ def local_array(draw, scope: Scope) -> list[str]:
         else:
             c = draw(st.integers(1, 5))
             exts.append((str(c), Extent(str(c), c, c)))
-    shape = exts[0][0] if len(exts) == 1 else f"({exts[0][0]}, {exts[1][0]})"
+    shape = exts[0][0] if len(exts) == 1 else f"({', '.join(text for text, _ in exts)})"
     arr = ArrayVar(name, tuple(e for _, e in exts), writable=True)
     scope.arrays[name] = arr
     lines = [f"{name} = zeros({shape})"]
@@ -1079,7 +1205,7 @@ def local_array(draw, scope: Scope) -> list[str]:
         header = []
         for k, ext in enumerate(arr.extents):
             v = body_scope.free_loop_name()
-            loop_var(scope, body_scope, v, 0, ext.hi - 1, (Hint(ext.sym, 0, -1),))
+            loop_var(body_scope, v, 0, ext.hi - 1, (Hint(ext.sym, 0, -1),))
             header.append(f"for {v} in range({arr.extent_text(k, draw)}):")
             idx.append(v)
             if k + 1 < arr.ndim:
@@ -1118,6 +1244,7 @@ def statement(draw, scope: Scope) -> list[str]:
         ("local_array", 2 if scope.top else 0),
         ("call", 2 if callable_helpers(scope, ("tuple", "tuple_fi", "none")) else 0),
         ("jump", 1 if deep else 0), ("assert", 1),
+        ("tuple_assign", 1 if swappable(scope) else 0), ("chained_assign", 1),
     ]
     kind = pick(draw, options)
     if kind == "jump":  # a conditional jump: if c: break / continue / return
@@ -1126,7 +1253,8 @@ def statement(draw, scope: Scope) -> list[str]:
         "new_float": new_float, "update_float": update_float, "new_int": new_int,
         "update_int": update_int, "new_bool": new_bool, "array_write": array_write,
         "if": if_statement, "for": for_loop, "while": while_loop, "local_array": local_array,
-        "call": unpack_call, "assert": assert_statement,
+        "call": unpack_call, "assert": assert_statement, "tuple_assign": tuple_assign,
+        "chained_assign": chained_assign,
     }[kind]
     return draw(strategy(scope))
 
@@ -1144,7 +1272,7 @@ def block(draw, scope: Scope, min_size: int, max_size: int) -> list[str]:
 @dataclass
 class Param:
     name: str
-    kind: str                        #: "float" | "int" | "array"
+    kind: str                        #: "float" | "int" | "bool" | "array" | "iarray" (Array[i64])
     shape: tuple[int, ...] = ()      #: entry arrays: the extents passed
     writable: bool = False
 
@@ -1179,18 +1307,19 @@ def annotation(draw: Callable[[Any], Any], p: Param) -> str:
         return draw(st.sampled_from(["int", "i64", "i32"]))
     if p.kind == "bool":
         return "bool"
-    return "Array[f64]" if len(p.shape) == 1 else f"Array[f64, {len(p.shape)}]"
+    elem = "i64" if p.kind == "iarray" else "f64"
+    return f"Array[{elem}]" if len(p.shape) == 1 else f"Array[{elem}, {len(p.shape)}]"
 
 
 def return_annotation(returns: str) -> str:
     return {"float": "float", "tuple": "tuple[float, float]", "tuple_fi": "tuple[float, int]",
-            "none": "None"}[returns]
+            "int": "int", "none": "None"}[returns]
 
 
 @st.composite
 def function(draw, name: str, params: list[Param], returns: str, helpers: list[Helper],
-             constants: dict[str, float], max_depth: int, entry: bool, recursive: bool = False
-             ) -> tuple[list[str], Function]:
+             constants: dict[str, float | int], max_depth: int, entry: bool, recursive: bool = False,
+             module_names: set[str] = frozenset()) -> tuple[list[str], Function]:
     """A function definition over ``params``; returns its lines and its state."""
     floats = [p for p in params if p.kind == "float"]
     ro_arrays = [p for p in params if p.kind == "array" and not p.writable]
@@ -1200,6 +1329,9 @@ def function(draw, name: str, params: list[Param], returns: str, helpers: list[H
         a = ro_arrays[0]
         anchor = f"{a.name}[{', '.join(['0'] * len(a.shape))}]"
     fn = Function(name, returns, anchor, helpers, max_depth, constants=dict(constants))
+    if draw(st.integers(0, 3)) == 0:
+        pool = [n for n in AWKWARD_NAMES if n not in module_names and n not in {p.name for p in params}]
+        fn.aliases = list(draw(st.permutations(pool))[:draw(st.integers(1, 6))])
     scope = Scope(fn)
     for p in params:
         if p.kind == "float":
@@ -1215,14 +1347,20 @@ def function(draw, name: str, params: list[Param], returns: str, helpers: list[H
                 exts = tuple(Extent(f"{p.name}.shape[{k}]", n, n) for k, n in enumerate(p.shape))
             else:
                 exts = (Extent(f"{p.name}.shape[0]", *HELPER_EXTENT),)
-            scope.arrays[p.name] = ArrayVar(p.name, exts, p.writable)
+            scope.arrays[p.name] = ArrayVar(p.name, exts, p.writable,
+                                            "i64" if p.kind == "iarray" else "f64")
     body: list[str] = []
+    if draw(st.integers(0, 7)) == 0:
+        body.append(f'"""{name}: generated by tests/programs.py."""')
     if recursive:  # if m <= 0: return ...;  ...;  g(..., m - 1)
-        body += ["if m <= 0:"] + indent(draw(return_statement(scope.child())))
+        m = next(p.name for p in params if p.kind == "int")
+        body += [f"if {m} <= 0:"] + indent(draw(return_statement(scope.child())))
     body += draw(block(scope, 1, 5 if entry else 3))
     if recursive:
         body += draw(recursive_call(scope, name, params, returns))
         body += draw(block(scope, 0, 2))
+    if returns == "none":  # make sure something is written (it is the only output)
+        body += draw(array_write(scope, [p.name for p in params if p.writable and p.kind == "array"]))
     if returns != "none" or draw(st.booleans()):
         body += draw(return_statement(scope))
     sig = ", ".join(f"{p.name}: {annotation(draw, p)}" for p in params)
@@ -1238,7 +1376,7 @@ def recursive_call(draw, scope: Scope, name: str, params: list[Param], returns: 
         if p.kind == "float":
             args.append(draw(float_expr(scope, 1, PARAM_BOUND)).text)
         elif p.kind == "int":
-            args.append("m - 1")
+            args.append(f"{p.name} - 1")
         else:
             args.append(p.name)
     call = f"{name}({', '.join(args)})"
@@ -1250,20 +1388,24 @@ def recursive_call(draw, scope: Scope, name: str, params: list[Param], returns: 
 
 
 @st.composite
-def helper_function(draw, name: str, helpers: list[Helper], constants: dict[str, float]
-                    ) -> tuple[list[str], Helper, list[Param]]:
-    params = [Param(f"p{k}", "float") for k in range(draw(st.integers(1, 2)))]
+def helper_function(draw, name: str, helpers: list[Helper], constants: dict[str, float | int],
+                    module_names: set[str]) -> tuple[list[str], Helper, list[Param]]:
+    taken = set(module_names)
+    params = [Param(maybe_awkward(draw, f"p{k}", AWKWARD_PARAMS, taken), "float")
+              for k in range(draw(st.integers(1, 2)))]
     if draw(st.booleans()):
-        params.append(Param("m", "int"))
+        params.append(Param(maybe_awkward(draw, "m", AWKWARD_PARAMS, taken), "int"))
     writes = False
     if draw(st.integers(0, 2)) == 0:
         writes = draw(st.booleans())
-        params.append(Param("z", "array", (draw(st.integers(*ENTRY_EXTENT)),), writable=writes))
-    returns = pick(draw, [("float", 4), ("tuple", 2), ("tuple_fi", 1), ("none", 1 if writes else 0)])
+        params.append(Param(maybe_awkward(draw, "z", AWKWARD_PARAMS, taken), "array",
+                            (draw(st.integers(*ENTRY_EXTENT)),), writable=writes))
+    returns = pick(draw, [("float", 4), ("tuple", 2), ("tuple_fi", 1), ("int", 1),
+                          ("none", 1 if writes else 0)])
     recursive = (any(p.kind == "int" for p in params) and returns in ("float", "none")
                  and draw(st.integers(0, 2)) == 0)
     lines, fn = draw(function(name, params, returns, helpers, constants, 2, entry=False,
-                              recursive=recursive))
+                              recursive=recursive, module_names=module_names))
     h = Helper(name, [(p.name, p.kind) for p in params], returns, fn.return_bound, writes)
     return lines, h, params
 
@@ -1278,6 +1420,8 @@ def make_args(params: list[Param], rng: np.random.Generator, ints: list[int]) ->
             out.append(next(it))
         elif p.kind == "bool":
             out.append(bool(rng.integers(0, 2)))
+        elif p.kind == "iarray":
+            out.append(rng.integers(INT_PARAM[0], INT_PARAM[1] + 1, p.shape).astype(np.int64))
         else:
             out.append(rng.uniform(0.5, 1.5, p.shape))
     return tuple(out)
@@ -1285,44 +1429,59 @@ def make_args(params: list[Param], rng: np.random.Generator, ints: list[int]) ->
 
 @st.composite
 def programs(draw, max_helpers: int = 2) -> Program:
-    """A module with helpers ``g0, g1...`` and an entry ``f``, plus arguments for all."""
+    """A module with helpers ``g0, g1...`` and an entry ``f`` (now and then with awkward
+    names instead), plus arguments for all."""
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
-    constants: dict[str, float] = {}
+    constants: dict[str, float | int] = {}
     for k in range(draw(st.integers(0, 2))):
         constants[f"C{k}"] = draw(st.sampled_from([0.5, 0.75, 1.25, -0.5, 2.0]))
+    if draw(st.integers(0, 3)) == 0:
+        constants["K0"] = draw(st.sampled_from([2, 3, -1]))
     header = ["import math", "", "import numpy as np", "", "from adgen import Array, f64, i32, i64, zeros",
               ""]
     header += [f"{k} = {v!r}" for k, v in constants.items()]
     chunks: list[list[str]] = []
     helpers: list[Helper] = []
     helper_args: dict[str, tuple[Any, ...]] = {}
-    for k in range(draw(st.integers(0, max_helpers))):
-        lines, h, params = draw(helper_function(f"g{k}", list(helpers), constants))
+    n_helpers = draw(st.integers(0, max_helpers))
+    names: set[str] = set(constants)
+    fnames = [maybe_awkward(draw, f"g{k}", AWKWARD_FUNCTIONS, names) for k in range(n_helpers)]
+    entry = maybe_awkward(draw, "f", AWKWARD_FUNCTIONS, names)
+    for k in range(n_helpers):
+        lines, h, params = draw(helper_function(fnames[k], list(helpers), constants, names))
         chunks.append(lines)
         helpers.append(h)
         ints = [draw(st.integers(*INT_PARAM)) for p in params if p.kind == "int"]
         helper_args[h.name] = make_args(params, rng, ints)
     # the entry's parameters
-    params: list[Param] = [Param(n, "float") for n in ("a", "b", "c")[:draw(st.integers(0, 3))]]
+    taken = set(names)
+    params: list[Param] = [Param(maybe_awkward(draw, n, AWKWARD_PARAMS, taken), "float")
+                           for n in ("a", "b", "c")[:draw(st.integers(0, 3))]]
     n_arrays = draw(st.integers(0 if params else 1, 2))
     for k in range(n_arrays):
-        ndim = pick(draw, [("1", 3), ("2", 1)])
+        ndim = int(pick(draw, [("1", 6), ("2", 2), ("3", 1)]))
         lo, hi = ENTRY_EXTENT
-        shape = tuple(draw(st.integers(lo, hi)) for _ in range(int(ndim)))
-        params.append(Param(("x", "y")[k], "array", shape, writable=False))
+        shape = tuple(draw(st.integers(lo, hi if ndim < 3 else 3)) for _ in range(ndim))
+        params.append(Param(maybe_awkward(draw, ("x", "y")[k], AWKWARD_PARAMS, taken), "array",
+                            shape, writable=False))
     arrays = [p for p in params if p.kind == "array"]
     if arrays:
         # some arrays are written in place; keep one read-only if no float scalar anchors
         for p in arrays[(0 if any(q.kind == "float" for q in params) else 1):]:
             p.writable = draw(st.booleans())
     if draw(st.booleans()):
-        params.insert(draw(st.integers(0, len(params))), Param("n", "int"))
+        params.insert(draw(st.integers(0, len(params))),
+                      Param(maybe_awkward(draw, "n", AWKWARD_PARAMS, taken), "int"))
     if draw(st.integers(0, 5)) == 0:
-        params.append(Param("s", "bool"))
-    writes = any(p.writable for p in params)
+        params.append(Param(maybe_awkward(draw, "s", AWKWARD_PARAMS, taken), "bool"))
+    if draw(st.integers(0, 5)) == 0:  # an integer array (indices, counts)
+        params.append(Param(maybe_awkward(draw, "ix", AWKWARD_PARAMS, taken), "iarray",
+                            (draw(st.integers(*ENTRY_EXTENT)),), writable=draw(st.booleans())))
+    writes = any(p.writable and p.kind == "array" for p in params)
     returns = pick(draw, [("float", 6), ("tuple", 1), ("none", 1 if writes else 0)])
-    lines, _ = draw(function("f", params, returns, helpers, constants, 3, entry=True))
+    lines, _ = draw(function(entry, params, returns, helpers, constants, 3, entry=True,
+                             module_names=names))
     chunks.append(lines)
     ints = [draw(st.integers(*INT_PARAM)) for p in params if p.kind == "int"]
     args = make_args(params, rng, ints)
@@ -1330,4 +1489,4 @@ def programs(draw, max_helpers: int = 2) -> Program:
     for c in chunks:
         body += ["", ""] + c
     source = "\n".join(header + body) + "\n"
-    return Program(source, "f", args, helper_args)
+    return Program(source, entry, args, helper_args)

@@ -228,11 +228,14 @@ class Variables:
     # -- naming ------------------------------------------------------------------------
     def fresh_name(self, hint: str) -> str:
         base = hint if hint.isidentifier() else "tmp"
-        if reserved(base, set(self.sigs)) or base in PRIMS:
-            base = base + "_"
+        if base.startswith(("adgen_", "ADGEN_")):
+            base = "v_" + base
+        functions = set(self.sigs)
         name, k = base, 1
-        while name in self.names or name in self.iv_names:
-            name = f"{base}_{k}"
+        # a local must not hide a function it calls, a C library name or a macro
+        while name in self.names or name in self.iv_names or reserved(name, functions) or \
+                name in PRIMS:
+            name = f"{base}_{k}" if not reserved(base, functions) or k > 1 else base + "_"
             k += 1
         self.names.add(name)
         return name
