@@ -402,13 +402,7 @@ class Variables:
         return bool(loops) and loops[-1] is loop
 
     def _in_scope(self, var: Var, op: Op) -> bool:
-        r: Region | None = self.layout.region_of[id(op)]
-        while r is not None:
-            if r is var.decl_region:
-                return True
-            parent = self._region_parent(r)
-            r = self.layout.region_of.get(id(parent)) if parent is not None else None
-        return False
+        return self._region_in_scope(var, self.layout.region_of[id(op)])
 
     def allocate_loop(self, op: For | While, r: Region) -> None:
         pos = self.layout.pos[id(op)]
