@@ -197,9 +197,10 @@ class Checker:
         return getattr(self.py, self.fn.name)(*args)
 
     def tangent_outputs(self, args: list[Any], tangent: Any, tans: list[Any]) -> list[Any]:
-        res = list(tangent) if self.fn._primal.fn.returns_tuple else \
-            ([] if tangent is None else [tangent])
         res_types = [r.type for r in self.fn._primal.fn.results]
+        # one entry per result, None where the result has no tangent (an int)
+        res = list(tangent) if self.fn._primal.fn.returns_tuple else \
+            ([tangent] if res_types else [])
         res = [0.0 if v is None else v for v, t in zip(res, res_types, strict=True)
                if isinstance(t, ScalarType) and t.is_float]
         written = self.fn._primal.written
