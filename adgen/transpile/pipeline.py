@@ -110,8 +110,8 @@ class Transpiled:
 
 
 def build_requests(module: Module, sel: Selection) -> dict[str, "Request"]:
-    from .analysis.activity import Request, written_params
-    from .ir.core import is_float_value
+    from .analysis.activity import Request, differentiable, written_params
+    from .ir.types import is_float
 
     names = [fn.name for fn in module.functions]
     chosen = sel.functions or names
@@ -125,8 +125,7 @@ def build_requests(module: Module, sel: Selection) -> dict[str, "Request"]:
     for name in chosen:
         fn = module.function(name)
         written = written_params(fn, module)
-        floats = [i for i, p in enumerate(fn.params) if is_float_value(p) or
-                  (hasattr(p.type, "elem") and getattr(p.type, "elem").is_float)]
+        floats = [i for i, p in enumerate(fn.params) if differentiable(p)]
         if sel.wrt is None:
             wrt = set(floats)
         else:
@@ -135,7 +134,7 @@ def build_requests(module: Module, sel: Selection) -> dict[str, "Request"]:
             bad = [fn.param_names[i] for i in wrt if i not in floats]
             if bad:
                 raise UsageError(f"--wrt: '{bad[0]}' of '{name}' is not a floating-point parameter")
-        float_results = {j for j, r in enumerate(fn.results) if str(r.type) in ("f64", "f32")}
+        float_results = {j for j, r in enumerate(fn.results) if is_float(r.type)}
         float_written = {i for i in written if i in floats}
         if sel.of is None:
             of_results, of_arrays = float_results, float_written

@@ -31,9 +31,6 @@ class Builder:
             value = float(value)
         return self.insert(Const([], [Value(type, name)], self.loc, value=value)).result
 
-    def zero_like(self, type: Type) -> Value:
-        return self.const(0.0, type)
-
     def prim(self, name: str, *args: Value, name_hint: str | None = None) -> Value:
         p = PRIMS[name]
         assert len(args) == p.arity, (name, args)
@@ -102,9 +99,6 @@ class Builder:
         if inner is not None:
             return inner
         return self.prim("neg", a)
-
-    def fconst(self, value: float, like: Value) -> Value:
-        return self.const(value, elem_of(like.type))
 
     # -- arrays and calls --------------------------------------------------------
     def dim(self, array: Value, axis: int, name: str | None = None) -> Value:
