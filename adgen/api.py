@@ -16,8 +16,8 @@ from .transpile.emit.module import EmittedModule
 from .transpile.frontend.diagnostics import AdgenError, format_error
 from .transpile.pipeline import Selection, Transpiled, UsageError, transpile_source
 
-SUPPORTED_MODES = ("primal", "forward", "vector-forward")
-PLANNED_MODES = ("reverse", "vector-reverse", "hvp")
+SUPPORTED_MODES = ("primal", "forward", "vector-forward", "reverse", "vector-reverse")
+PLANNED_MODES = ("hvp",)
 
 
 class LoadError(Exception):
@@ -40,7 +40,7 @@ def canonical_command(path: str, modes: Sequence[str], functions: Sequence[str] 
                       wrt: Sequence[str] | None, of: Sequence[str] | None, head: str | None,
                       precision: str, debug: bool) -> str:
     words = ["adgen", os.path.basename(path)]
-    for m in [m for m in ("primal", "forward", "vector-forward") if m in modes]:
+    for m in [m for m in SUPPORTED_MODES if m in modes]:
         words += ["--mode", m]
     for flag, value in (("--functions", functions), ("--wrt", wrt), ("--of", of)):
         if value:
@@ -159,8 +159,7 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
     for name, by_mode in calls.items():
         if "primal" not in by_mode:
             continue
-        functions[name] = AdgenFunction(name, by_mode["primal"], by_mode.get("forward"),
-                                        by_mode.get("vector-forward"))
+        functions[name] = AdgenFunction(name, by_mode)
     return AdgenModule(path, lib, ffi, functions, t)
 
 

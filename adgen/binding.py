@@ -122,16 +122,19 @@ def check_overlap(arrays: dict[str, np.ndarray], written: set[str]) -> None:
 
 
 class AdgenFunction:
-    """A module function: call it for the primal, ``.jvp`` for tangents."""
+    """A module function: call it for the primal, ``.jvp`` for tangents, ``.vjp``/``.grad`` for
+    adjoints."""
 
-    def __init__(self, name: str, primal: _Call, forward: _Call | None,
-                 vector: _Call | None) -> None:
+    def __init__(self, name: str, calls: dict[str, _Call]) -> None:
         self.__name__ = name
         self.name = name
-        self._primal = primal
-        self._forward = forward
-        self._vector = vector
-        fn = primal.fn
+        self._calls = calls
+        self._primal = calls["primal"]
+        self._forward = calls.get("forward")
+        self._vector = calls.get("vector-forward")
+        self._reverse = calls.get("reverse")
+        self._vector_reverse = calls.get("vector-reverse")
+        fn = self._primal.fn
         self.param_names = list(fn.param_names)
         self.param_types = [p.type for p in fn.params]
 
@@ -241,3 +244,109 @@ class AdgenFunction:
         if nbdirs is None:
             raise ValueError(f"{self.name}.jvp_vec: at least one tangent must be given")
         return self._tangent_call(self._vector, args, tangents, nbdirs)
+
+    # -- reverse mode ------------------------------------------------------------------
+    def _adjoint_call(self, call: _Call | None, args: Sequence[Any], ybar: Any,
+                      out_bars: dict[str, Any] | None, nbdirs: int | None) -> tuple[Any, Any]:
+        if call is None:
+            mode = "vector-reverse" if nbdirs is not None else "reverse"
+            raise RuntimeError(f"{self.name}: load the module with modes including '{mode}'")
+        what = f"{self.name}.vjp" + ("_vec" if nbdirs is not None else "")
+        if nbdirs is not None and nbdirs < 1:
+            raise ValueError(f"{what}: adjoints need at least one direction (their last axis "
+                             "is empty)")
+        values = self._values(args, call.written)
+        fn = call.fn
+        of = fn.tangent_of  # adjoint name -> primal parameter or result name
+        adjoint_name = {primal: a for a, primal in of.items()}
+        extra = (nbdirs,) if nbdirs is not None else ()
+        primal_fn = self._primal.fn
+        results = primal_fn.results
+        if not results and ybar is not None:
+            raise ValueError(f"{what}: {self.name} returns nothing; pass None as ybar")
+        bars = list(ybar) if primal_fn.returns_tuple and ybar is not None else [ybar]
+        if primal_fn.returns_tuple and ybar is not None and len(bars) != len(results):
+            raise ValueError(f"{what}: ybar needs one entry per returned value ({len(results)}), "
+                             f"got {len(bars)}")
+        for r, bar in zip(results, bars, strict=False):
+            aname = adjoint_name.get(r.name)
+            if aname is None:
+                if bar is not None and not (isinstance(bar, (int, float)) and bar == 0):
+                    raise ValueError(f"{what}: the result '{r.name}' is not differentiated "
+                                     "(not a float, or outside --of); pass None as its adjoint")
+                continue
+            t = r.type
+            if nbdirs is not None:
+                dtype = NP_DTYPES[t.name if isinstance(t, ScalarType) else "f64"]
+                bar = np.zeros(nbdirs, dtype=dtype) if bar is None else \
+                    np.ascontiguousarray(bar, dtype=dtype)
+                if bar.shape != (nbdirs,):
+                    raise ValueError(f"{what}: the adjoint of '{r.name}' must have shape "
+                                     f"({nbdirs},), got {bar.shape}")
+                values[aname] = bar
+            else:
+                values[aname] = 0.0 if bar is None else check_scalar(aname, bar, t, "adjoint")
+        out_bars = dict(out_bars or {})
+        grads: dict[str, Any] = {}
+        for name, t in zip(self.param_names, self.param_types, strict=True):
+            aname = adjoint_name.get(name)
+            given = out_bars.pop(name, None)
+            if given is not None and name not in call.written:
+                raise ValueError(f"{what}: out_bars names '{name}', which {self.name} does not "
+                                 "write")
+            if aname is None or not isinstance(t, ArrayType):
+                continue
+            shape = values[name].shape + extra
+            bar = np.zeros(shape, dtype=NP_DTYPES[t.elem.name])
+            if given is not None:
+                g = np.asarray(given)
+                if g.shape != shape:
+                    raise ValueError(f"{what}: out_bars['{name}'] must have shape {shape}, "
+                                     f"got {g.shape}")
+                bar[...] = g
+            values[aname] = grads[name] = bar
+        if out_bars:
+            raise ValueError(f"{what}: out_bars names '{next(iter(out_bars))}', which is not an "
+                             f"array argument of {self.name}")
+        ret, outs = call(values, nbdirs)
+        value = self._package(ret, outs, call)
+        out: list[Any] = []
+        for name, t in zip(self.param_names, self.param_types, strict=True):
+            aname = adjoint_name.get(name)
+            if aname is None:
+                out.append(None)
+            elif isinstance(t, ArrayType):
+                out.append(grads[name])
+            else:
+                out.append(outs[aname])
+        return value, tuple(out)
+
+    def vjp(self, args: Sequence[Any], ybar: Any,
+            out_bars: dict[str, Any] | None = None) -> tuple[Any, tuple[Any, ...]]:
+        """``(value, grads)``: ``grads`` has one entry per argument (None where not
+        differentiated), the adjoint of the argument's value on entry for the output
+        adjoint ``ybar`` (one per returned value for a tuple) and ``out_bars`` (adjoints of
+        the arrays the function writes, zero if not given)."""
+        return self._adjoint_call(self._reverse, args, ybar, out_bars, None)
+
+    def vjp_vec(self, args: Sequence[Any], ybar: Any,
+                out_bars: dict[str, Any] | None = None) -> tuple[Any, tuple[Any, ...]]:
+        """Many adjoint directions in one sweep: ``ybar`` (and ``out_bars``, and the grads)
+        have a trailing axis of directions."""
+        nbdirs = None
+        bars = list(ybar) if self._primal.fn.returns_tuple and ybar is not None else [ybar]
+        for bar in [*bars, *(out_bars or {}).values()]:
+            if bar is not None:
+                nbdirs = int(np.shape(bar)[-1])
+                break
+        if nbdirs is None:
+            raise ValueError(f"{self.name}.vjp_vec: at least one adjoint must be given")
+        return self._adjoint_call(self._vector_reverse, args, ybar, out_bars, nbdirs)
+
+    def grad(self, *args: Any) -> tuple[Any, ...]:
+        """The gradient of a scalar return value: ``vjp(args, 1.0)[1]``."""
+        fn = self._primal.fn
+        if fn.returns_tuple or len(fn.results) != 1 or not (
+                isinstance(fn.results[0].type, ScalarType) and fn.results[0].type.is_float):
+            raise TypeError(f"{self.name}.grad needs a function returning one float; use vjp")
+        return self.vjp(args, 1.0)[1]

@@ -3,7 +3,11 @@
 For each function, on random inputs:
 - primal: the compiled function against CPython running the same module;
 - forward: the tangent against central finite differences of the compiled primal;
-- vector-forward: the vector tangent against scalar tangents, direction by direction.
+- vector-forward: the vector tangent against scalar tangents, direction by direction;
+- reverse: the adjoint against the tangent by the dot-product test: for random
+  input tangents xd and output adjoints yb, <xd, xb> = <yd, yb> (xb from the
+  adjoint, yd from the tangent);
+- vector-reverse: the vector adjoint against scalar adjoints, direction by direction.
 
 Inputs are random: floats in [0.5, 1.5] (inside the domain of log, sqrt...),
 arrays of extent 4 per axis, integers 3, booleans True.  Pass ``args`` to
@@ -28,8 +32,10 @@ from .transpile.ir.types import ArrayType, ScalarType, Type
 ARRAY_EXTENT = 4
 INT_VALUE = 3
 FD_STEP = 1e-6
-TOLERANCE = {"primal": 1e-13, "forward": 1e-6, "vector-forward": 1e-12}
-TOLERANCE_F32 = {"primal": 1e-5, "forward": 1e-3, "vector-forward": 1e-5}
+TOLERANCE = {"primal": 1e-13, "forward": 1e-6, "vector-forward": 1e-12, "reverse": 1e-12,
+             "vector-reverse": 1e-12}
+TOLERANCE_F32 = {"primal": 1e-5, "forward": 1e-3, "vector-forward": 1e-5, "reverse": 1e-5,
+                 "vector-reverse": 1e-5}
 
 
 @dataclass
@@ -241,14 +247,92 @@ class Checker:
                         self.tol["vector-forward"])
 
 
+    # -- reverse mode -------------------------------------------------------------------
+    def output_bars(self, nbdirs: int | None = None) -> tuple[Any, dict[str, Any]]:
+        """Random adjoints of the outputs: (ybar for vjp, out_bars)."""
+        fn = self.fn._primal.fn
+        extra = () if nbdirs is None else (nbdirs,)
+        bars: list[Any] = []
+        for r in fn.results:
+            if isinstance(r.type, ScalarType) and r.type.is_float:
+                v = self.rng.uniform(-1.0, 1.0, extra)
+                bars.append(float(v) if nbdirs is None else v)
+            else:
+                bars.append(None)
+        ybar = tuple(bars) if fn.returns_tuple else (bars[0] if bars else None)
+        out_bars = {}
+        for i, n in enumerate(self.fn.param_names):
+            t = self.fn.param_types[i]
+            if n in self.fn._primal.written and isinstance(t, ArrayType) and t.elem.is_float:
+                out_bars[n] = self.rng.uniform(-1.0, 1.0, np.shape(self.args[i]) + extra).astype(
+                    NP_DTYPES[t.elem.name])
+        return ybar, out_bars
+
+    def reverse(self) -> CheckRow:
+        """The dot-product test <xd, xb> == <yd, yb>."""
+        d = self.direction()
+        a = copy_args(self.args)
+        tans = [t.copy() if isinstance(t, np.ndarray) else t for t in d]
+        _, tangent = self.fn.jvp(a, tans)
+        yd = self.tangent_outputs(a, tangent, tans)
+        ybar, out_bars = self.output_bars()
+        _, grads = self.fn.vjp(copy_args(self.args), ybar, out_bars)
+        fn = self.fn._primal.fn
+        bars = list(ybar) if fn.returns_tuple else ([ybar] if fn.results else [])
+        yb = [0.0 if b is None else b for b, r in zip(bars, fn.results, strict=True)
+              if isinstance(r.type, ScalarType) and r.type.is_float]
+        for i, n in enumerate(self.fn.param_names):
+            if n in out_bars:
+                yb.append(out_bars[n])
+        lhs = _dot(d, grads)
+        rhs = _dot(yd, yb)
+        err = abs(lhs - rhs) / max(abs(lhs), abs(rhs), 1e-300) if lhs != rhs else 0.0
+        return CheckRow(self.fn.name, "adjoint vs tangent (dot product)", err, self.tol["reverse"])
+
+    def vector_reverse(self) -> CheckRow:
+        nb = 3
+        ybar, out_bars = self.output_bars(nb)
+        _, gv = self.fn.vjp_vec(copy_args(self.args), ybar, out_bars)
+        fn = self.fn._primal.fn
+        errs = []
+        for k in range(nb):
+            def column(v: Any) -> Any:
+                return None if v is None else (float(v[k]) if np.ndim(v) == 1 else
+                                               np.ascontiguousarray(v[..., k]))
+            yk = tuple(column(b) for b in ybar) if fn.returns_tuple else column(ybar)
+            ok = {n: column(v) for n, v in out_bars.items()}
+            _, gs = self.fn.vjp(copy_args(self.args), yk, ok)
+            vec = [np.asarray(g)[..., k] for g in gv if g is not None]
+            sca = [g for g in gs if g is not None]
+            errs.append(rel_error(vec, sca))
+        return CheckRow(self.fn.name, "vector adjoint vs scalar adjoints", max(errs),
+                        self.tol["vector-reverse"])
+
+
+def _dot(a: Sequence[Any], b: Sequence[Any]) -> float:
+    """Sum of elementwise products over matching entries (None counts as zero)."""
+    total = 0.0
+    for x, y in zip(a, b, strict=True):
+        if x is None or y is None:
+            continue
+        total += float(np.sum(np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)))
+    return total
+
+
 def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward"), *,
                args: dict[str, Sequence[Any]] | None = None, seed: int = 0,
                functions: Sequence[str] | None = None, wrt: Sequence[str] | None = None,
                of: Sequence[str] | None = None, head: str | None = None, precision: str = "f64",
                debug: bool = False, cflags: Sequence[str] | None = None) -> CheckReport:
     modes = [m for m in modes if m != "primal"]
-    # the vector tangent is checked against scalar tangents: build both
-    built = ["primal", *modes] + (["forward"] if "vector-forward" in modes else [])
+    # the vector tangent is checked against scalar tangents, the adjoint against the tangent,
+    # the vector adjoint against scalar adjoints: build what each needs
+    built = ["primal", *modes]
+    if any(m in modes for m in ("vector-forward", "reverse", "vector-reverse")):
+        built.append("forward")
+    if "vector-reverse" in modes:
+        built.append("reverse")
+    built = list(dict.fromkeys(built))
     t = transpile(path, built, functions=functions, wrt=wrt, of=of, head=head,
                   precision=precision, debug=debug)
     flags = tuple(cflags) if cflags is not None else (DEBUG_CFLAGS if debug else DEFAULT_CFLAGS)
@@ -267,4 +351,8 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward"), 
             report.rows.append(checker.forward())
         if "vector-forward" in modes and fn._vector is not None:
             report.rows.append(checker.vector())
+        if "reverse" in modes and fn._reverse is not None:
+            report.rows.append(checker.reverse())
+        if "vector-reverse" in modes and fn._vector_reverse is not None:
+            report.rows.append(checker.vector_reverse())
     return report

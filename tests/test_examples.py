@@ -10,18 +10,19 @@ import adgen
 from adgen.api import transpile
 from helpers import EXAMPLES, compile_strict, run_cli
 
-MODES = ("primal", "forward", "vector-forward")
+MODES = ("primal", "forward", "vector-forward", "reverse", "vector-reverse")
 GOLDEN = Path(__file__).parent / "golden"
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
 def test_three_way_check(example: Path) -> None:
-    report = adgen.check(str(example), modes=("forward", "vector-forward"))
+    report = adgen.check(str(example), modes=MODES)
     assert report.rows, "no function was checked"
     assert report.ok, "\n" + report.table()
     checks = {r.check for r in report.rows}
     assert checks == {"primal vs CPython", "tangent vs finite differences",
-                      "vector tangent vs scalar tangents"}
+                      "vector tangent vs scalar tangents", "adjoint vs tangent (dot product)",
+                      "vector adjoint vs scalar adjoints"}
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
@@ -55,7 +56,7 @@ def test_golden(example: Path, update_goldens: bool) -> None:
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
 def test_three_way_check_in_single_precision(example: Path) -> None:
-    report = adgen.check(str(example), modes=("forward", "vector-forward"), precision="f32")
+    report = adgen.check(str(example), modes=MODES, precision="f32")
     assert report.ok, "\n" + report.table()
 
 

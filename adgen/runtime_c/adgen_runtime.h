@@ -4,7 +4,11 @@
  * Python semantics where C differs (floor division and modulo take the sign
  * of the divisor, min/max return the first argument on ties), allocation of
  * local arrays, and checks that exist only in debug builds (-DADGEN_DEBUG).
- * Everything is static inline: no library to link, nothing global.
+ * The tape of reverse mode: a stack of bytes owned by one call of an adjoint
+ * (f_b creates it, passes it to the split halves g_fwd/g_bwd of the functions
+ * it calls, and frees it before returning), so adjoints are reentrant and
+ * thread-safe.  Everything is static inline: no library to link, nothing
+ * global except a thread-local record of the tape size of the last call.
  */
 #ifndef ADGEN_RUNTIME_H
 #define ADGEN_RUNTIME_H
@@ -14,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* -- Python's // and % ------------------------------------------------------ */
 #define ADGEN_INT_DIVMOD(T, S)                                   \
@@ -93,6 +98,75 @@ static inline void *adgen_calloc(size_t count, size_t size)
     }
     return p;
 }
+
+/* -- the tape of reverse mode ---------------------------------------------------- */
+typedef struct {
+    unsigned char *data;
+    size_t top;  /* bytes in use */
+    size_t cap;  /* bytes allocated */
+    size_t peak; /* most bytes in use at once */
+} adgen_tape;
+
+#define ADGEN_TAPE_INIT {NULL, 0, 0, 0}
+
+static inline void adgen_tape_grow(adgen_tape *t, size_t need)
+{
+    size_t cap = t->cap ? t->cap : 4096;
+    unsigned char *p;
+    while (cap < t->top + need)
+        cap *= 2;
+    p = (unsigned char *)realloc(t->data, cap);
+    if (p == NULL) {
+        fprintf(stderr, "adgen: out of memory growing the tape to %zu bytes\n", cap);
+        abort();
+    }
+    t->data = p;
+    t->cap = cap;
+}
+
+/* Frees the tape; returns the most bytes it held. */
+static inline size_t adgen_tape_free(adgen_tape *t)
+{
+    size_t peak = t->peak > t->top ? t->peak : t->top;
+    free(t->data);
+    t->data = NULL;
+    t->top = t->cap = t->peak = 0;
+    return peak;
+}
+
+#define ADGEN_TAPE_TYPE(T, S)                                                  \
+    static inline void adgen_push_##S(adgen_tape *t, T v)                      \
+    {                                                                          \
+        if (t->top + sizeof v > t->cap)                                        \
+            adgen_tape_grow(t, sizeof v);                                      \
+        memcpy(t->data + t->top, &v, sizeof v);                                \
+        t->top += sizeof v;                                                    \
+    }                                                                          \
+    static inline T adgen_pop_##S(adgen_tape *t)                               \
+    {                                                                          \
+        T v;                                                                   \
+        if (t->top > t->peak)                                                  \
+            t->peak = t->top;                                                  \
+        t->top -= sizeof v;                                                    \
+        memcpy(&v, t->data + t->top, sizeof v);                                \
+        return v;                                                              \
+    }
+ADGEN_TAPE_TYPE(double, f64)
+ADGEN_TAPE_TYPE(float, f32)
+ADGEN_TAPE_TYPE(int64_t, i64)
+ADGEN_TAPE_TYPE(int32_t, i32)
+ADGEN_TAPE_TYPE(bool, bool)
+
+/* The tape bytes of the last adjoint call on this thread (one per generated file). */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
+#define ADGEN_THREAD_LOCAL _Thread_local
+#elif defined(__GNUC__)
+#define ADGEN_THREAD_LOCAL __thread
+#elif defined(_MSC_VER)
+#define ADGEN_THREAD_LOCAL __declspec(thread)
+#else
+#define ADGEN_THREAD_LOCAL
+#endif
 
 /* -- debug checks ------------------------------------------------------------------ */
 /* A fact the compiler may rely on (vector modes: nbdirs >= 1); checked in debug builds. */

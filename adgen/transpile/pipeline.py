@@ -64,7 +64,7 @@ def simplify_module(module: Module, verify: bool = True, log: PassLog | None = N
 
 # -- from source text to generated files ---------------------------------------------
 
-MODE_ORDER = ("primal", "forward", "vector-forward")
+MODE_ORDER = ("primal", "forward", "vector-forward", "reverse", "vector-reverse")
 
 
 @dataclass
@@ -185,6 +185,7 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
     outputs: dict[str, object] = {}
     irs: dict[str, Module] = {}
     requests = None
+    single_exit: Module | None = None
     for mode in sorted(set(modes), key=MODE_ORDER.index):
         if mode == "primal":
             target = module
@@ -194,8 +195,21 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
                 if not requests:
                     raise UsageError(f"nothing to differentiate in {module.name}.py: no function "
                                      "has floating-point inputs and outputs")
-            activity = analyze(module, requests)
-            target = differentiate(module, activity, vector=(mode == "vector-forward"))
+            if mode in ("forward", "vector-forward"):
+                activity = analyze(module, requests)
+                target = differentiate(module, activity, vector=(mode == "vector-forward"))
+            else:
+                from .ad import reverse
+                from .transforms.single_exit import single_exit_module
+                if single_exit is None:
+                    single_exit = single_exit_module(module)
+                    verify_module(single_exit)
+                    if dump_all:
+                        for fn in single_exit.functions:
+                            log.record("single_exit", fn)
+                activity = analyze(single_exit, requests)
+                target = reverse.differentiate(single_exit, activity,
+                                               vector=(mode == "vector-reverse"))
             verify_module(target)
             if dump_all:
                 for fn in target.functions:

@@ -5,6 +5,7 @@
 #define ADGEN_LAYER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus

@@ -5,6 +5,7 @@
 #define ADGEN_POW_WHILE_D_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus

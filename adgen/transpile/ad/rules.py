@@ -4,9 +4,11 @@ Most primitives are given by their partial derivatives: ``partials(b, args,
 y)`` returns one coefficient per operand (``None`` where the operand has no
 derivative), built with ``b``.  The tangent is ``sum(c_i * dx_i)`` and the
 adjoint contribution of operand i is ``c_i * yb``: both modes read the same
-entry.  Primitives whose derivative is a choice between operand derivatives
-(``min``, ``max``, ``select``) give a ``jvp`` instead, so their tangent is a
-``select`` rather than a product with 0/1 coefficients.
+entry.  Primitives whose derivative is a choice between operands (``min``,
+``max``, ``select``) give a ``choice`` instead: the condition and which
+operand passes when it holds and when it does not, so their tangent is a
+``select`` of tangents and their adjoint a ``select`` of ``yb`` and 0 rather
+than a product with 0/1 coefficients.
 
 Conventions at kinks (documented in docs/language.md): ``abs(x)`` and
 ``fabs(x)`` have derivative +1 at 0; ``min``/``max`` follow the operand
@@ -26,13 +28,14 @@ from ..ir.prims import PRIMS
 from ..ir.types import VecType, elem_of
 
 Partials = Callable[[Builder, list[Value], Value], list[Value | None]]
-Jvp = Callable[[Builder, list[Value], Value, list[Value | None]], Value]
+#: (condition, operand passed when it holds, operand passed otherwise)
+Choice = Callable[[Builder, list[Value]], tuple[Value, int, int]]
 
 
 @dataclass(frozen=True)
 class Rule:
     partials: Partials | None = None
-    jvp: Jvp | None = None
+    choice: Choice | None = None
 
 
 RULES: dict[str, Rule] = {}
@@ -46,22 +49,14 @@ def defpartials(name: str, fn: Partials) -> None:
     RULES[name] = Rule(partials=fn)
 
 
-def defjvp(name: str, fn: Jvp) -> None:
+def defchoice(name: str, fn: Choice) -> None:
     if name in RULES:
         raise ValueError(f"rule for {name} registered twice")
-    RULES[name] = Rule(jvp=fn)
+    RULES[name] = Rule(choice=fn)
 
 
 def c(b: Builder, value: float, like: Value) -> Value:
     return b.const(value, elem_of(like.type))
-
-
-def _select_tangent(b: Builder, cond: Value, da: Value | None, db: Value | None, like: Value) -> Value:
-    zero_t = VecType(elem_of(like.type)) if any(
-        isinstance(t.type, VecType) for t in (da, db) if t is not None) else elem_of(like.type)
-    a = da if da is not None else b.const(0.0, zero_t)
-    z = db if db is not None else b.const(0.0, zero_t)
-    return b.prim("select", cond, a, z)
 
 
 # arithmetic
@@ -124,17 +119,21 @@ defpartials("copysign", lambda b, a, y: [
     b.mul(b.prim("copysign", c(b, 1.0, y), a[0]), b.prim("copysign", c(b, 1.0, y), a[1])), None])
 
 # choices between operands: the derivative of the operand Python returns
-defjvp("min", lambda b, a, y, d: _select_tangent(b, b.prim("lt", a[1], a[0]), d[1], d[0], y))
-defjvp("max", lambda b, a, y, d: _select_tangent(b, b.prim("gt", a[1], a[0]), d[1], d[0], y))
-defjvp("select", lambda b, a, y, d: _select_tangent(b, a[0], d[1], d[2], y))
+defchoice("min", lambda b, a: (b.prim("lt", a[1], a[0]), 1, 0))
+defchoice("max", lambda b, a: (b.prim("gt", a[1], a[0]), 1, 0))
+defchoice("select", lambda b, a: (a[0], 1, 2))
 
 
 def tangent(b: Builder, prim: str, args: list[Value], result: Value,
             tangents: list[Value | None]) -> Value:
     """The tangent of ``prim(args) = result`` given operand tangents (None: zero)."""
     rule = RULES[prim]
-    if rule.jvp is not None:
-        return rule.jvp(b, args, result, tangents)
+    if rule.choice is not None:
+        cond, when, otherwise = rule.choice(b, args)
+        like = next(t for t in tangents if t is not None)
+        a = tangents[when] if tangents[when] is not None else b.const(0.0, like.type)
+        z = tangents[otherwise] if tangents[otherwise] is not None else b.const(0.0, like.type)
+        return b.prim("select", cond, a, z)
     assert rule.partials is not None
     coefficients = rule.partials(b, args, result)
     terms = [(cf, t) for cf, t in zip(coefficients, tangents, strict=True)
@@ -144,6 +143,38 @@ def tangent(b: Builder, prim: str, args: list[Value], result: Value,
         elem = elem_of(result.type)
         return b.const(0.0, VecType(elem) if vector else elem)
     return linear_combination(b, terms)
+
+
+def adjoint(b: Builder, prim: str, args: list[Value], result: Value, yb: Value,
+            wanted: list[bool]) -> list[Value | None]:
+    """The contribution of ``yb`` (the adjoint of ``prim(args) = result``) to each operand's
+    adjoint, for the operands ``wanted``; None where there is none.  An operand that appears
+    twice gets the sum (``x * x`` gives ``2x * yb`` once)."""
+    rule = RULES[prim]
+    out: list[Value | None] = [None] * len(args)
+    if rule.choice is not None:
+        cond, when, otherwise = rule.choice(b, args)
+        zero = b.const(0.0, yb.type)
+        picks = {when: b.prim("select", cond, yb, zero), otherwise: b.prim("select", cond, zero, yb)}
+        for k, v in picks.items():
+            if wanted[k]:
+                out[k] = v
+        return out
+    assert rule.partials is not None
+    coefficients = rule.partials(b, args, result)
+    first: dict[int, int] = {}
+    coef: list[Value | None] = [None] * len(args)
+    for k, (a, cf) in enumerate(zip(args, coefficients, strict=True)):
+        if cf is None or not wanted[k]:
+            continue
+        j = first.setdefault(id(a), k)
+        prev = coef[j]
+        coef[j] = cf if prev is None else (
+            b.mul(b.const(2.0, elem_of(cf.type)), cf) if prev is cf else b.add(prev, cf))
+    for k, cf in enumerate(coef):
+        if cf is not None:
+            out[k] = b.mul(cf, yb)
+    return out
 
 
 def linear_combination(b: Builder, terms: list[tuple[Value, Value]]) -> Value:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..ir.core import (
     Assert, Break, Call, Cast, Condition, Const, Continue, Dim, For, Function, If, Load, Module,
-    Op, Prim, Region, Return, Store, Value, While, Yield, Zeros,
+    Op, Pop, Prim, Push, Region, Return, Store, Value, While, Yield, Zeros,
 )
 from ..ir.prims import PRIMS
 from ..ir.types import ArrayType, ScalarType, Type, VecType, elem_of
@@ -173,12 +173,19 @@ class FunctionEmitter(Variables):
         self.decide_inlining()
         self.allocate()
         self.region(self.fn.body, 1, top=True)
+        # an adjoint that owns a tape frees it and records its size at each return
+        for at, depth in reversed(self.pending_tape_free):
+            self.lines.insert(at, "    " * depth + (
+                "adgen_tape_bytes_last = adgen_tape_free(&tape);" if self.uses_tape
+                else "adgen_tape_bytes_last = 0;"))
         while self.lines and self.lines[-1].strip() == "return;":
             self.lines.pop()
         body = "\n".join(self.lines)
         unused = [p.name for p in self.sig.params
                   if not re.search(rf"\b{re.escape(p.name)}\b", body)]
         self.lines[0:0] = [f"    (void){name};" for name in unused]
+        if self.fn.tape == "local" and self.uses_tape:
+            self.lines.insert(0, "    adgen_tape tape = ADGEN_TAPE_INIT;")
         if self.nbdirs is not None and self.nbdirs not in unused:
             self.lines.insert(0, f"    ADGEN_ASSUME({self.nbdirs} > 0);")
         return "\n".join([self.sig.prototype() + "\n{", *self.lines, "}"])
@@ -259,13 +266,30 @@ class FunctionEmitter(Variables):
         text = f"{where}: assertion failed" + (f": {msg}" if msg else "")
         self.emit(f"ADGEN_ASSERT({self.expr(op.operands[0]).text}, \"{text}\");", depth)
 
+    @property
+    def tape(self) -> str:
+        """The C expression of the tape (a pointer)."""
+        self.uses_tape = True
+        return "tape" if self.fn.tape == "param" else "&tape"
+
+    def op_Push(self, op: Push, depth: int) -> None:
+        v = op.operands[0]
+        self.emit(f"adgen_push_{elem_of(v.type).name}({self.tape}, {self.expr(v).text});", depth)
+
+    def op_Pop(self, op: Pop, depth: int) -> None:
+        v = op.results[0]
+        self.declare_or_assign(v, _Expr(f"adgen_pop_{elem_of(v.type).name}({self.tape})", ATOM),
+                               depth)
+
     def op_Call(self, op: Call, depth: int) -> None:
         sig = self.sigs[op.callee]
         args: list[str] = []
         outs: dict[int, Value] = {}
         for p in sig.params:
             kind = p.source[0]
-            if kind == "value":
+            if kind == "tape":
+                args.append(self.tape)
+            elif kind == "value":
                 a = op.operands[p.source[1]]
                 if isinstance(a.type, VecType):
                     args.append(self.var_of[id(a)].name if id(a) in self.var_of and id(a) not in
@@ -423,6 +447,11 @@ class FunctionEmitter(Variables):
             self.moves(parent.body.args[1:], op.operands, depth)
         elif isinstance(parent, While):
             self.moves(parent.regions[1].args, op.operands, depth)
+        # local arrays of an if branch or loop body (single-exit and adjoint code) end here
+        region = self.layout.region_of[id(op)]
+        for _, name, r in reversed(self.zeros):
+            if r is region:
+                self.emit(f"free({name});", depth)
 
     def op_Break(self, op: Break, depth: int) -> None:
         loop = self.loop_of(op)
@@ -439,16 +468,22 @@ class FunctionEmitter(Variables):
 
     def op_Return(self, op: Return, depth: int) -> None:
         pos = self.layout.pos[id(op)]
-        frees = [name for p, name in self.zeros if p < pos]
+        frees = [name for p, name, r in self.zeros
+                 if p < pos and self._region_in_scope_of(r, self.layout.region_of[id(op)])]
         ret_expr: str | None = None
         for p in self.sig.params:
             if p.source[0] == "result":
                 v = op.operands[p.source[1]]
+                assign = "="
+                if self.fn.results[p.source[1]].name in self.fn.increments:
+                    if isinstance(v.owner, Const) and v.owner.value == 0:
+                        continue  # nothing to add
+                    assign = "+="
                 if isinstance(v.type, VecType):
-                    self.emit(self.dir_loop(f"{p.name}[{self.dir}] = {self.expr(v, vec=True).text};"),
-                              depth)
+                    self.emit(self.dir_loop(
+                        f"{p.name}[{self.dir}] {assign} {self.expr(v, vec=True).text};"), depth)
                 else:
-                    self.emit(f"*{p.name} = {self.expr(v).text};", depth)
+                    self.emit(f"*{p.name} {assign} {self.expr(v).text};", depth)
         if self.sig.c_return is not None:
             v = op.operands[self.sig.c_return]
             ret_expr = self.expr(v).text
@@ -458,6 +493,8 @@ class FunctionEmitter(Variables):
                 ret_expr = name
         for name in reversed(frees):
             self.emit(f"free({name});", depth)
+        if self.fn.tape == "local":
+            self.pending_tape_free.append((len(self.lines), depth))
         self.emit(f"return {ret_expr};" if ret_expr is not None else "return;", depth)
 
 

@@ -23,7 +23,11 @@ MODES = {
     "forward": ("_d", "tangent (forward mode) derivatives", "tangent"),
     "vector-forward": ("_dv", "vector tangent (forward mode, many directions) derivatives",
                        "vector tangent"),
+    "reverse": ("_b", "adjoint (reverse mode) derivatives", "adjoint"),
+    "vector-reverse": ("_bv", "vector adjoint (reverse mode, many directions) derivatives",
+                       "vector adjoint"),
 }
+REVERSE_MODES = ("reverse", "vector-reverse")
 
 
 @dataclass
@@ -47,8 +51,59 @@ def _env() -> jinja2.Environment:
                               keep_trailing_newline=True, autoescape=False)
 
 
+def describe_adjoint(fn: Function, sig: CSignature, module: Module) -> list[str]:
+    """The header comment of an adjoint: independents, dependents, what each adjoint means."""
+    where = f"{module.name}.py:{fn.loc.line}"
+    lines = [f"{fn.name}: {MODES[fn.mode][2]} of {fn.primal} ({where})."]
+    index = {n: i for i, n in enumerate(fn.param_names)}
+    cname = {p.source: p.name for p in sig.params}
+    ins: list[str] = []
+    outs: list[str] = []
+    notes: list[str] = []
+    size = f" [{fn.nbdirs}]" if fn.nbdirs else ""
+    for p in sig.params:
+        kind = p.source[0]
+        if kind == "value":
+            name = fn.param_names[p.source[1]]
+            t = fn.params[p.source[1]].type
+            if name in fn.tangent_of and isinstance(t, ArrayType):
+                primal = fn.tangent_of[name]
+                pc = cname[("value", index[primal])]
+                written = not sig.params[[q.name for q in sig.params].index(pc)].ctype.startswith(
+                    "const")
+                ins.append(pc)
+                if written:
+                    outs.append(pc)
+                    notes.append(f"  {p.name}: in: adjoint of {pc} on exit (consumed); out: "
+                                 f"incremented by the adjoint of {pc} on entry")
+                else:
+                    notes.append(f"  {p.name}: incremented by the adjoint of {pc}")
+            elif name in fn.tangent_of:
+                what = fn.tangent_of[name]
+                outs.append("return" if what == "return" else what)
+                notes.append(f"  {p.name}{size}: in, adjoint of "
+                             f"{'the return value' if what == 'return' else what} (consumed)")
+        elif kind == "result":
+            r = fn.results[p.source[1]]
+            if r.name in fn.increments:
+                primal = cname[("value", index[fn.tangent_of[r.name]])]
+                ins.append(primal)
+                notes.append(f"  {p.name}{size}: incremented by the adjoint of {primal}")
+            else:
+                notes.append(f"  {p.name}: out, result")
+    lines.append("  independents: " + (", ".join(ins) or "none"))
+    lines.append("  dependents:   " + (", ".join(dict.fromkeys(outs)) or "none"))
+    lines += notes
+    if sig.c_return is not None:
+        lines.append(f"  returns the value of {fn.primal}")
+    lines.append("  Input adjoints are added to (zero them first); output adjoints are consumed.")
+    return lines
+
+
 def describe(fn: Function, sig: CSignature, module: Module) -> list[str]:
     """The comment that documents a generated function in its header."""
+    if fn.mode in REVERSE_MODES:
+        return describe_adjoint(fn, sig, module)
     where = f"{module.name}.py:{fn.loc.line}"
     if fn.mode == "primal":
         lines = [f"{fn.name}: compiled from {where}."]
@@ -100,6 +155,7 @@ def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -
     base = module.name + suffix
     sigs = signatures(module)
     env = _env()
+    tape_counter = f"size_t {base}_tape_bytes(void)" if mode in REVERSE_MODES else None
     public = [fn for fn in module.functions if not fn.is_static]
     bodies = [emit_function(fn, sigs, module, options) for fn in module.functions]
     summary: list[str] = []
@@ -109,12 +165,16 @@ def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -
     source = env.get_template("source.c.j2").render(
         filename=base + ".c", what=what, source=module.name + ".py", version=__version__,
         command=command, summary=summary, header=base + ".h", static_prototypes=statics,
-        functions=bodies)
+        functions=bodies, tape_counter=tape_counter)
     guard = "ADGEN_" + "".join(ch if ch.isalnum() else "_" for ch in base.upper()) + "_H"
     header = env.get_template("header.h.j2").render(
         filename=base + ".h", what=what, source=module.name + ".py", version=__version__,
         guard=guard, functions=[{"doc": describe(fn, sigs[fn.name], module),
-                                 "prototype": sigs[fn.name].prototype()} for fn in public])
-    cdef = env.get_template("cdef.j2").render(prototypes=[sigs[fn.name].prototype() for fn in public])
+                                 "prototype": sigs[fn.name].prototype()} for fn in public],
+        tape_counter=tape_counter)
+    prototypes = [sigs[fn.name].prototype() for fn in public]
+    if tape_counter is not None:
+        prototypes.append(tape_counter)
+    cdef = env.get_template("cdef.j2").render(prototypes=prototypes)
     return EmittedModule(EmittedFile(base + ".c", source), EmittedFile(base + ".h", header), cdef,
                          sigs)

@@ -4,7 +4,10 @@ A function's C parameters are its IR parameters in order; an array parameter
 is followed by its tangent (if any) and then by its extents
 ``NAME_shape0``...; results are the C return value (a single scalar result
 of a function that does not return a tuple) or out-pointers (``ret0``,
-``retd``...).  Call sites use the same list to place arguments.
+``retd``...).  The scalar adjoints of an adjoint's parameters are pointers
+right after their parameter (``double *xb``), incremented.  The split halves
+of adjoints (``g_fwd``, ``g_bwd``) take the caller's tape first.  Call sites
+use the same list to place arguments.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ class CParam:
     name: str
     ctype: str
     #: ("value", body arg index) | ("shape", body arg index, axis) | ("result", result index)
-    source: tuple[str, int] | tuple[str, int, int]
+    #: | ("tape",)
+    source: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,14 @@ def signature(fn: Function, written: set[int], functions: frozenset[str] = froze
     primal_index = {name: i for i, name in enumerate(fn.param_names)}
     pending_shapes: list[CParam] = []
     taken: set[str] = set()
+    if fn.tape == "param":
+        params.append(CParam("tape", "adgen_tape *", ("tape",)))
+        taken.add("tape")
     cnames = [c_safe(n, taken, functions) for n in fn.param_names]
+    result_index = {r.name: j for j, r in enumerate(fn.results)}
+    increments: dict[str, list[str]] = {}
+    for n in fn.increments:
+        increments.setdefault(fn.tangent_of[n], []).append(n)
     for i, (v, name) in enumerate(zip(fn.params, fn.param_names, strict=True)):
         t = v.type
         is_tangent = name in fn.tangent_of
@@ -75,13 +86,20 @@ def signature(fn: Function, written: set[int], functions: frozenset[str] = froze
             params.append(CParam(cname, f"const {t.elem.c_name} *", ("value", i)))
         else:
             params.append(CParam(cname, scalar_ctype(t), ("value", i)))
+        for n in increments.get(name, []):
+            r = fn.results[result_index[n]]
+            elem = r.type.elem if isinstance(r.type, VecType) else r.type
+            assert isinstance(elem, ScalarType)
+            params.append(CParam(c_safe(n, taken, functions), f"{elem.c_name} *",
+                                 ("result", result_index[n])))
+    placed = {p.source[1] for p in params if p.source[0] == "result"}
     c_return: int | None = None
     return_ctype = "void"
     if fn.results and not fn.returns_tuple and isinstance(fn.results[0].type, ScalarType):
         c_return = 0
         return_ctype = scalar_ctype(fn.results[0].type)
     for j, r in enumerate(fn.results):
-        if j == c_return:
+        if j == c_return or j in placed:
             continue
         elem = r.type.elem if isinstance(r.type, VecType) else r.type
         assert isinstance(elem, ScalarType)

@@ -70,7 +70,9 @@ class Variables:
         self.vars: list[Var] = []
         self.names: set[str] = set()
         self.shapes: dict[int, list[str]] = {}
-        self.zeros: list[tuple[int, str]] = []  # (position, C name) of local arrays
+        #: (position, C name, region) of local arrays, freed at a return or at the end of
+        #: the if branch that allocates them
+        self.zeros: list[tuple[int, str, Region]] = []
         self.dir = "k"
         self.nbdirs: str | None = None
         self.last_line = 0
@@ -78,6 +80,8 @@ class Variables:
         self.last_use_cache: dict[int, int] = {}
         self.iv_names: set[str] = set()
         self.active_ivs: list[str] = []
+        self.uses_tape = False
+        self.pending_tape_free: list[tuple[int, int]] = []  # (line, depth) of each return
 
     # -- analysis -------------------------------------------------------------------
     def number(self) -> None:
@@ -271,6 +275,8 @@ class Variables:
         # parameters and their shapes
         for p in self.sig.params:
             self.names.add(p.name)
+        if self.fn.tape is not None:
+            self.names.add("tape")
         cname = {p.source[1]: p.name for p in self.sig.params if p.source[0] == "value"}
         shape_names: dict[int, list[str]] = {}
         for p in self.sig.params:
@@ -314,7 +320,7 @@ class Variables:
                 var = Var(name, self.ctype(v.type), False, name, r, end=1 << 30)
                 self.bind(v, var)
                 self.vars.append(var)
-                self.zeros.append((self.layout.pos[id(op)], name))
+                self.zeros.append((self.layout.pos[id(op)], name, r))
                 self.shapes[id(v)] = [self.expr(e).text for e in op.operands]
             else:
                 strict = isinstance(op, Call)
@@ -448,9 +454,14 @@ class Variables:
         return None
 
     def _region_in_scope(self, var: Var, r: Region) -> bool:
+        assert var.decl_region is not None
+        return self._region_in_scope_of(var.decl_region, r)
+
+    def _region_in_scope_of(self, decl: Region, r: Region) -> bool:
+        """Whether ``r`` is ``decl`` or nested in it."""
         cur: Region | None = r
         while cur is not None:
-            if cur is var.decl_region:
+            if cur is decl:
                 return True
             parent = self._region_parent(cur)
             cur = self.layout.region_of.get(id(parent)) if parent is not None else None

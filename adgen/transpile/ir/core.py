@@ -173,6 +173,25 @@ class Assert(Op):
     mnemonic: ClassVar[str] = "assert"
 
 
+# --- the tape of reverse mode ---------------------------------------------
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Push(Op):
+    """Save operands[0] on the tape (forward sweep of an adjoint)."""
+
+    mnemonic: ClassVar[str] = "push"
+
+
+@final
+@dataclass(eq=False, slots=True)
+class Pop(Op):
+    """Take the last saved value back from the tape (reverse sweep); LIFO with ``Push``."""
+
+    mnemonic: ClassVar[str] = "pop"
+
+
 # --- structured control flow -------------------------------------------
 
 
@@ -284,7 +303,7 @@ class Function:
     loc: Loc
     #: the primal function this one differentiates (its own name for a primal)
     primal: str = ""
-    mode: str = "primal"  # primal | forward | vector-forward
+    mode: str = "primal"  # primal | forward | vector-forward | reverse | vector-reverse
     #: C parameter name of each body arg (source names, ``xd`` for tangents)
     param_names: list[str] = field(default_factory=list)
     #: for derivatives: which body arg / result each tangent belongs to
@@ -294,6 +313,11 @@ class Function:
     is_static: bool = False
     #: vector modes: the parameter that holds the number of directions
     nbdirs: str | None = None
+    #: reverse modes: results that are added to ``*name`` (scalar adjoints of parameters, the
+    #: C pointer parameter right after the primal one) instead of stored
+    increments: list[str] = field(default_factory=list)
+    #: reverse modes: "local" (the function owns a tape) or "param" (it takes the caller's)
+    tape: str | None = None
 
     @property
     def params(self) -> list[Value]:

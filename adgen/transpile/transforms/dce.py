@@ -15,12 +15,12 @@ inits, block arguments, results and every yield/break/continue.
 from __future__ import annotations
 
 from ..ir.core import (
-    Assert, Break, Call, Condition, Continue, For, Function, If, Op, Region, Return, Store,
-    Value, While, Yield,
+    Assert, Break, Call, Condition, Continue, For, Function, If, Op, Pop, Push, Region, Return,
+    Store, Value, While, Yield,
 )
 from ..ir.walk import Structure, structure
 
-EFFECTS = (Store, Call, Assert, Return, Break, Continue)
+EFFECTS = (Store, Call, Assert, Return, Break, Continue, Push, Pop)
 
 
 class Liveness:

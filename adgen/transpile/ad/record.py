@@ -1,0 +1,199 @@
+"""To-be-recorded analysis: make the forward values the reverse sweep uses available.
+
+The reverse sweep (``reverse.py``) is built referring to forward-sweep values
+directly.  Each reverse region mirrors a forward region (the reverse of a
+loop body mirrors the body, the reverse of an if branch the branch).  A use,
+in reverse region R, of a value v defined in forward region F is resolved
+in the reverse region that mirrors F:
+
+- F is the function body of a joint adjoint (``f_b``): v is visible as is.
+  Straight-line code therefore records nothing.
+- v is cheap to recompute from values that are themselves available
+  (arithmetic, comparisons, casts, constants, array extents, and loads from
+  arrays nothing writes during the call): the op is repeated at the start of
+  the reverse region (seed 004's redundant execution).  Transcendental
+  functions are saved rather than recomputed.
+- F is an if branch: v becomes an extra result of the if (the other branch
+  yields a zero), and is resolved from the enclosing region.
+- F is a loop body, or the body of a split forward sweep (``g_fwd``): v is
+  pushed on the tape at the end of F and popped at the start of the reverse
+  region, in last-in first-out order.
+
+Every reverse region that pops does so before anything else, and every
+forward region pushes after everything else (nested loops and calls push
+earlier, and their reverses pop later), so the tape is a stack.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from ..ir.builder import Builder
+from ..ir.core import (
+    Cast, Const, Dim, If, Load, Loc, Op, Pop, Prim, Push, Region, Value, Yield, Zeros,
+)
+from ..ir.prims import PRIMS
+from ..ir.types import ArrayType, ScalarType
+
+#: primitives worth saving rather than recomputing (a libm call costs more than a tape entry)
+EXPENSIVE = {name for name, p in PRIMS.items() if p.c_func is not None and p.c_op is None} - {
+    "abs", "fabs", "min", "max", "copysign", "floor", "ceil", "floordiv", "mod"}
+
+
+class Recorder:
+    def __init__(self, fwd_top: Region, rev_top: Region, mirror: dict[int, Region], joint: bool,
+                 preseed: dict[tuple[int, int], Value], readonly: set[int]) -> None:
+        self.fwd_top = fwd_top
+        self.rev_top = rev_top
+        self.mirror = mirror
+        self.joint = joint
+        self.cache: dict[tuple[int, int], Value] = dict(preseed)
+        self.readonly = readonly
+        self.def_region: dict[int, Region] = {}
+        self.parent_op: dict[int, Op] = {}  # forward region -> the op owning it
+        self.region_of_op: dict[int, Region] = {}
+        self.rev_parent: dict[int, Region] = {}
+        #: reverse region -> (region, pops in order, recomputed ops in order): its prologue
+        self.prologue: dict[int, tuple[Region, list[Op], list[Op]]] = {}
+        self.exported: dict[int, Value] = {}
+
+    # -- indexes ---------------------------------------------------------------------------
+    def index_forward(self, region: Region) -> None:
+        for a in region.args:
+            self.def_region[id(a)] = region
+        for op in region.ops:
+            self.region_of_op[id(op)] = region
+            for r in op.results:
+                self.def_region[id(r)] = region
+            for sub in op.regions:
+                self.parent_op[id(sub)] = op
+                self.index_forward(sub)
+
+    def uses(self, region: Region, out: list[tuple[Op, int, Region]]) -> None:
+        for op in region.ops:
+            for k, v in enumerate(op.operands):
+                if id(v) in self.def_region:
+                    out.append((op, k, region))
+            for sub in op.regions:
+                self.rev_parent[id(sub)] = region
+                self.uses(sub, out)
+
+    def run(self) -> None:
+        self.index_forward(self.fwd_top)
+        found: list[tuple[Op, int, Region]] = []
+        self.uses(self.rev_top, found)
+        for op, k, region in found:
+            op.operands[k] = self.resolve(op.operands[k], region)
+        for region, pops, recomputed in self.prologue.values():
+            region.ops[0:0] = pops + recomputed
+
+    def _prologue(self, region: Region) -> tuple[Region, list[Op], list[Op]]:
+        return self.prologue.setdefault(id(region), (region, [], []))
+
+    # -- resolution ------------------------------------------------------------------------
+    def mirror_of(self, fwd: Region, rev: Region) -> Region:
+        """The reverse region enclosing ``rev`` (or ``rev``) that mirrors ``fwd``."""
+        cur: Region | None = rev
+        while cur is not None:
+            if self.mirror.get(id(cur)) is fwd:
+                return cur
+            cur = self.rev_parent.get(id(cur))
+        raise AssertionError("a reverse region uses a value outside the forward region it mirrors")
+
+    def resolve(self, v: Value, rev: Region) -> Value:
+        fwd = self.def_region.get(id(v))
+        if fwd is None:
+            return v  # not a forward value (already a reverse one)
+        if fwd is self.fwd_top and self.joint:
+            return v
+        target = self.mirror_of(fwd, rev)
+        key = (id(target), id(v))
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        owner = v.owner
+        if isinstance(owner, Op) and self.recomputable(owner):
+            out = self.recompute(owner, v, target)
+        elif id(fwd) in self.parent_op and isinstance(self.parent_op[id(fwd)], If):
+            out = self.resolve(self.export(v, fwd), rev)
+        else:
+            out = self.save(v, fwd, target)
+        self.cache[key] = out
+        return out
+
+    def recomputable(self, op: Op) -> bool:
+        if isinstance(op, (Const, Dim, Cast)):
+            return True
+        if isinstance(op, Prim):
+            return op.prim not in EXPENSIVE
+        if isinstance(op, Load):
+            return id(op.operands[0]) in self.readonly
+        return False
+
+    def recompute(self, op: Op, v: Value, target: Region) -> Value:
+        if isinstance(op, Dim):
+            arr = op.operands[0]
+            if isinstance(arr.owner, Zeros):  # the extent it was allocated with
+                return self.resolve(arr.owner.operands[op.axis], target)
+        c = copy.copy(op)
+        c.operands = [self.resolve(o, target) for o in op.operands]
+        c.results = [Value(r.type, r.name) for r in op.results]
+        for r in c.results:
+            r.owner = c
+        c.regions = []
+        self._prologue(target)[2].append(c)
+        return c.results[op.results.index(v)]
+
+    def export(self, v: Value, branch: Region) -> Value:
+        """``v`` (defined in an if branch) as a new result of that if."""
+        hit = self.exported.get(id(v))
+        if hit is not None:
+            return hit
+        op = self.parent_op[id(branch)]
+        assert isinstance(op, If)
+        res = Value(v.type, v.name)
+        res.owner = op
+        op.results.append(res)
+        for r in op.regions:
+            y = r.ops[-1]
+            assert isinstance(y, Yield)
+            if r is branch:
+                y.operands.append(v)
+            else:
+                b = Builder(r, y.loc)
+                r.ops.pop()
+                zero = _placeholder(b, v)
+                r.ops.append(y)
+                y.operands.append(zero)
+        self.def_region[id(res)] = self.region_of_op[id(op)]
+        self.exported[id(v)] = res
+        return res
+
+    def save(self, v: Value, fwd: Region, target: Region) -> Value:
+        """Push ``v`` at the end of ``fwd``, pop it at the start of ``target``."""
+        assert not isinstance(v.type, ArrayType), "arrays are never saved on the tape"
+        loc = self._loc(fwd)
+        push = Push([v], [], loc)
+        term = fwd.ops[-1] if fwd.ops and fwd.ops[-1].is_terminator else None
+        if term is not None:
+            fwd.ops.insert(len(fwd.ops) - 1, push)
+        else:
+            fwd.ops.append(push)
+        self.region_of_op[id(push)] = fwd
+        out = Value(v.type, v.name)
+        pop = Pop([], [out], loc)
+        self._prologue(target)[1].insert(0, pop)
+        return out
+
+    def _loc(self, fwd: Region) -> Loc:
+        op = self.parent_op.get(id(fwd))
+        if op is not None:
+            return op.loc
+        return fwd.ops[-1].loc if fwd.ops else self.rev_top.ops[-1].loc
+
+
+def _placeholder(b: Builder, v: Value) -> Value:
+    t = v.type
+    assert isinstance(t, ScalarType), t
+    return b.const(0, t)
+

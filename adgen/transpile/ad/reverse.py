@@ -1,0 +1,603 @@
+"""Adjoint mode: ``f`` -> ``f_b`` (scalar) or ``f_bv`` (many directions).
+
+The input is in single-exit form (``transforms/single_exit.py``).  An
+adjoint is a forward sweep (a copy of the primal) followed by a reverse
+sweep that visits the ops backwards and, for each active op, adds its
+operands' share of the result's adjoint (the rule table, ``rules.adjoint``):
+
+- scalar adjoints are SSA values (``xb``), summed as contributions arrive;
+  an ``if`` is reversed by an ``if`` on the same condition whose results
+  are the updated adjoints, a ``for`` by a ``for`` over the same indices
+  counting down, a ``while`` by a ``for`` over its trip count (counted by
+  the forward sweep), with the adjoints of carried values carried back;
+- array adjoints are shadow arrays (``ab``), read and written in place:
+  ``y = a[i]`` gives ``ab[i] += yb``; ``a[i] = v`` gives ``vb += ab[i];
+  ab[i] = 0``, so overwritten elements and arrays written in place need no
+  saved old value (the loaded SSA values the sweep uses are the old values);
+- a call to a function that needs a derivative becomes ``g_fwd`` in the
+  forward sweep and ``g_bwd`` in the reverse sweep; both take the caller's
+  tape, ``g_fwd`` saves what ``g_bwd`` needs (split mode).
+
+The reverse sweep is first written as if every forward value were visible
+where it is used; ``record.py`` then makes that true: values defined inside
+a loop body (or, for ``g_bwd``, anywhere in ``g_fwd``) are recomputed or
+saved on the tape, values inside an ``if`` branch become results of the if.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from ..analysis.activity import ModuleActivity, written_params
+from ..ir.builder import Builder
+from ..ir.core import (
+    Assert, Call, Cast, Condition, Const, Dim, For, Function, If, Load, Module, Op, Prim, Region,
+    Result, Return, Store, Value, While, Yield, Zeros,
+)
+from ..ir.types import I64, ArrayType, ScalarType, Type, VecType, elem_of
+from . import rules
+from .forward import tangent_type
+from .record import Recorder
+
+SUFFIX = {False: "_b", True: "_bv"}
+FWD, BWD = "_fwd", "_bwd"
+
+
+def adjoint_name(name: str | None) -> str | None:
+    return None if name is None else name + "b"
+
+
+@dataclass
+class Sweeps:
+    """What the builder produced for one function."""
+
+    fwd_top: Region
+    rev_top: Region
+    primal_results: list[Value]
+    mirror: dict[int, Region] = field(default_factory=dict)
+    preseed: dict[tuple[int, int], Value] = field(default_factory=dict)
+
+
+class AdjointFunction:
+    def __init__(self, fn: Function, module: Module, activity: ModuleActivity, vector: bool,
+                 split: bool) -> None:
+        self.fn = fn
+        self.module = module
+        self.activity = activity
+        self.act = activity.functions[fn.name]
+        self.vector = vector
+        self.split = split
+        self.map: dict[int, Value] = {}  # old value -> forward-sweep value
+        self.fwd_region: dict[int, Region] = {}  # old region -> forward-sweep region
+        self.shadow: dict[int, Value] = {}  # old array -> its adjoint array
+        self.trips: dict[int, Value] = {}  # old while -> forward trip count
+        self.mirror: dict[int, Region] = {}
+        self.preseed: dict[tuple[int, int], Value] = {}
+        self.nbdirs: Value | None = None
+        self.written = _written_arrays(fn, module)
+        active_params = activity.active_params(fn)
+        #: arrays with an adjoint: active array parameters and active local arrays
+        self.shadowed = {id(p) for i, p in enumerate(fn.params)
+                         if i in active_params and isinstance(p.type, ArrayType)}
+        self.shadowed |= {id(op.result) for op in fn.walk()
+                          if isinstance(op, Zeros) and self.active(op.result)}
+
+    # -- helpers ---------------------------------------------------------------------------
+    def m(self, v: Value) -> Value:
+        return self.map.get(id(v), v)
+
+    def active(self, v: Value) -> bool:
+        return self.act.active(v)
+
+    def atype(self, t: Type) -> Type:
+        return tangent_type(t, self.vector)
+
+    def zero(self, b: Builder, v: Value) -> Value:
+        return b.const(0.0, self.atype(v.type))
+
+    def accumulate(self, b: Builder, adj: dict[int, Value], v: Value, contribution: Value) -> None:
+        if not self.active(v) or isinstance(v.type, ArrayType):
+            return
+        cur = adj.get(id(v))
+        if contribution.name is None:
+            contribution.name = adjoint_name(v.name)
+        adj[id(v)] = contribution if cur is None else b.add(cur, contribution)
+        if adj[id(v)].name is None:
+            adj[id(v)].name = adjoint_name(v.name)
+
+    def needs_adjoint_call(self, op: Call) -> bool:
+        callee = self.module.function(op.callee)
+        written = written_params(callee, self.module)
+        need = any(self.active(r) for r in op.results) or any(
+            p in written and id(a) in self.shadowed for p, a in enumerate(op.operands))
+        return need and self.activity.needs_derivative(callee.name)
+
+    def has_work(self, op: Op) -> bool:
+        """Whether reversing ``op`` can change an adjoint."""
+        for o in op.walk():
+            if o is not op and any(self.active(r) for r in o.results):
+                return True
+            for r in o.regions:
+                if any(self.active(a) for a in r.args):
+                    return True
+            if isinstance(o, Store) and id(o.operands[0]) in self.shadowed:
+                return True
+            if isinstance(o, Call) and self.needs_adjoint_call(o):
+                return True
+        return any(self.active(r) for r in op.results)
+
+    # -- the function ---------------------------------------------------------------------
+    def signature(self) -> tuple[list[Value], list[str], dict[str, str], list[Value],
+                                 list[Value], list[int], list[int]]:
+        """Parameters of the adjoint: each primal one, its shadow after an active array, the
+        adjoints of the active results, ``nbdirs``.  Returns (params, names, derivative_of,
+        primal params, result adjoint params, active params, active results)."""
+        fn = self.fn
+        active_params = self.activity.active_params(fn)
+        active_results = self.activity.active_results(fn)
+        used = set(fn.param_names) | {r.name for r in fn.results}
+
+        def unique(base: str) -> str:
+            while base in used:
+                base += "_"
+            used.add(base)
+            return base
+
+        params: list[Value] = []
+        names: list[str] = []
+        of: dict[str, str] = {}
+        primal: list[Value] = []
+        for i, (p, name) in enumerate(zip(fn.params, fn.param_names, strict=True)):
+            np_ = Value(p.type, p.name)
+            params.append(np_)
+            primal.append(np_)
+            names.append(name)
+            self.map[id(p)] = np_
+            if i in active_params and isinstance(p.type, ArrayType):
+                bname = unique(name + "b")
+                sh = Value(self.atype(p.type), bname)
+                params.append(sh)
+                names.append(bname)
+                of[bname] = name
+                self.shadow[id(p)] = sh
+        ybs: list[Value] = []
+        for j in active_results:
+            r = fn.results[j]
+            bname = unique("retb" if r.name == "return" else r.name + "b")
+            yb = Value(self.atype(r.type), bname)
+            params.append(yb)
+            names.append(bname)
+            of[bname] = r.name
+            ybs.append(yb)
+        if self.vector:
+            nb = unique("nbdirs")
+            self.nbdirs = Value(I64, nb)
+            params.append(self.nbdirs)
+            names.append(nb)
+        self.scalar_adjoints: list[tuple[int, str]] = []
+        for i in active_params:
+            p = fn.params[i]
+            if not isinstance(p.type, ArrayType):
+                self.scalar_adjoints.append((i, unique(fn.param_names[i] + "b")))
+        return params, names, of, primal, ybs, active_params, active_results
+
+    def run(self) -> list[Function]:
+        fn = self.fn
+        params, names, of, primal, ybs, active_params, active_results = self.signature()
+        ret = fn.body.terminator
+        assert isinstance(ret, Return), "adjoints need single-exit form"
+        if self.split:
+            fwd_top = Region(list(primal))
+            rev_top = Region()
+        else:
+            fwd_top = Region(params)
+            rev_top = Region()
+        self.mirror[id(rev_top)] = fwd_top
+        self.fwd_region[id(fn.body)] = fwd_top
+        # forward sweep
+        self.clone_ops(fn.body.ops[:-1], fwd_top)
+        primal_results = [self.m(v) for v in ret.operands]
+        # reverse sweep
+        rb = Builder(rev_top, fn.loc)
+        adj: dict[int, Value] = {}
+        self.alloc_shadows(fn.body, rb)
+        for j, yb in zip(active_results, ybs, strict=True):
+            self.accumulate(rb, adj, ret.operands[j], yb)
+        self.reverse_ops(fn.body.ops[:-1], rb, adj)
+        adjoints = [adj.get(id(fn.params[i])) or self.zero(rb, fn.params[i])
+                    for i, _ in self.scalar_adjoints]
+        loc = ret.loc
+        primal_res = [Result(r.name, r.type) for r in fn.results]
+        adj_res = [Result(n, self.atype(fn.params[i].type)) for i, n in self.scalar_adjoints]
+        for (i, n) in self.scalar_adjoints:
+            of[n] = fn.param_names[i]
+        if self.split:
+            fwd_top.ops.append(Return(primal_results, [], loc))
+            rev_top.ops.append(Return(adjoints, [], loc))
+        else:
+            rev_top.ops.append(Return(primal_results + adjoints, [], loc))
+        if self.split:
+            # g_bwd has its own copies of the parameters
+            bwd_params = [Value(v.type, v.name) for v in params]
+            for a in bwd_params:
+                rev_top.add_arg(a)
+            _substitute_tree(rev_top, dict(zip(map(id, params), bwd_params, strict=True)))
+            for v, nv in zip(params, bwd_params, strict=True):  # recomputed ops read them too
+                self.preseed[(id(rev_top), id(v))] = nv
+        _simplify_sweep(rev_top, fn)
+        Recorder(fwd_top, rev_top, self.mirror, joint=not self.split, preseed=self.preseed,
+                 readonly=self.readonly_params()).run()
+        mode = "vector-reverse" if self.vector else "reverse"
+        base = fn.primal + SUFFIX[self.vector]
+        if not self.split:
+            fwd_top.ops += rev_top.ops
+            out = Function(base, fwd_top, primal_res + adj_res, fn.loc, primal=fn.primal, mode=mode,
+                           param_names=names, tangent_of=of, returns_tuple=fn.returns_tuple,
+                           nbdirs=self.nbdirs.name if self.nbdirs else None,
+                           increments=[n for _, n in self.scalar_adjoints], tape="local")
+            return [out]
+        fwd = Function(fn.primal + FWD, fwd_top, primal_res, fn.loc, primal=fn.primal, mode=mode,
+                       param_names=list(fn.param_names), returns_tuple=fn.returns_tuple,
+                       is_static=True, tape="param")
+        bwd = Function(fn.primal + BWD, rev_top, adj_res, fn.loc, primal=fn.primal, mode=mode,
+                       param_names=names, tangent_of=of, returns_tuple=True, is_static=True,
+                       nbdirs=self.nbdirs.name if self.nbdirs else None, tape="param")
+        return [fwd, bwd]
+
+    def readonly_params(self) -> set[int]:
+        """Forward values of array parameters nothing in the function writes: their loads may
+        be repeated in the reverse sweep (joint mode only: in split mode the caller may write
+        the array between ``g_fwd`` and ``g_bwd``)."""
+        if self.split:
+            return set()
+        return {id(self.m(p)) for p in self.fn.params
+                if isinstance(p.type, ArrayType) and id(p) not in self.written}
+
+    # -- forward sweep ----------------------------------------------------------------------
+    def clone_ops(self, ops: list[Op], new: Region) -> None:
+        for op in ops:
+            self.clone(op, new)
+
+    def clone(self, op: Op, new: Region) -> Op:
+        results = [Value(r.type, r.name) for r in op.results]
+        c = copy.copy(op)
+        c.operands = [self.m(v) for v in op.operands]
+        c.results = results
+        for r in results:
+            r.owner = c
+        for r, nr in zip(op.results, results, strict=True):
+            self.map[id(r)] = nr
+        c.regions = []
+        for sub in op.regions:
+            args = [Value(a.type, a.name) for a in sub.args]
+            for a, na in zip(sub.args, args, strict=True):
+                self.map[id(a)] = na
+            nr = Region(args)
+            self.fwd_region[id(sub)] = nr
+            c.regions.append(nr)
+            self.clone_ops(sub.ops, nr)
+        if isinstance(c, Call) and self.needs_adjoint_call(op):  # type: ignore[arg-type]
+            c.callee = c.callee + FWD
+        if isinstance(op, While) and self.has_work(op):
+            self.count_trips(op, c, Builder(new, op.loc).const(0, I64))  # type: ignore[arg-type]
+        new.ops.append(c)
+        return c
+
+    def count_trips(self, old: While, new: While, zero: Value) -> None:
+        """Carry an iteration counter through the forward while: its result is the trip count."""
+        new.operands = new.operands + [zero]
+        cond, body = new.regions
+        cond.add_arg(Value(I64, "trips"))
+        count = body.add_arg(Value(I64, "trips"))
+        y = body.ops.pop()
+        assert isinstance(y, Yield)
+        bb = Builder(body, old.loc)
+        nxt = bb.add(count, bb.const(1, I64))
+        body.ops.append(Yield(y.operands + [nxt], [], y.loc))
+        n = Value(I64, "trips")
+        n.owner = new
+        new.results = new.results + [n]
+        self.trips[id(old)] = n
+
+    # -- reverse sweep ------------------------------------------------------------------------
+    def alloc_shadows(self, old: Region, b: Builder) -> None:
+        for op in old.ops:
+            if isinstance(op, Zeros) and self.active(op.result):
+                at = op.result.type
+                assert isinstance(at, ArrayType)
+                self.shadow[id(op.result)] = b.zeros(
+                    [self.m(e) for e in op.operands], ArrayType(at.elem, at.ndim, self.vector),
+                    adjoint_name(op.result.name))
+
+    def reverse_ops(self, ops: list[Op], b: Builder, adj: dict[int, Value]) -> None:
+        for op in reversed(ops):
+            b.loc = op.loc
+            handler = getattr(self, "rev_" + type(op).__name__, None)
+            if handler is not None:
+                handler(op, b, adj)
+
+    def rev_Prim(self, op: Prim, b: Builder, adj: dict[int, Value]) -> None:
+        yb = adj.pop(id(op.result), None)
+        if yb is None or not self.active(op.result):
+            return
+        wanted = [self.active(a) and not isinstance(a.type, ArrayType) for a in op.operands]
+        if not any(wanted):
+            return
+        contribs = rules.adjoint(b, op.prim, [self.m(a) for a in op.operands], self.m(op.result),
+                                 yb, wanted)
+        for a, c in zip(op.operands, contribs, strict=True):
+            if c is not None:
+                self.accumulate(b, adj, a, c)
+
+    def rev_Cast(self, op: Cast, b: Builder, adj: dict[int, Value]) -> None:
+        yb = adj.pop(id(op.result), None)
+        src = op.operands[0]
+        if yb is not None and self.active(src):
+            st = src.type
+            assert isinstance(st, ScalarType)
+            self.accumulate(b, adj, src, b.cast(yb, st, adjoint_name(src.name)))
+
+    def rev_Load(self, op: Load, b: Builder, adj: dict[int, Value]) -> None:
+        yb = adj.pop(id(op.result), None)
+        sh = self.shadow.get(id(op.operands[0]))
+        if yb is None or sh is None:
+            return
+        idx = [self.m(i) for i in op.operands[1:]]
+        old = b.load(sh, idx)
+        b.store(sh, idx, b.add(old, yb))
+
+    def rev_Store(self, op: Store, b: Builder, adj: dict[int, Value]) -> None:
+        sh = self.shadow.get(id(op.operands[0]))
+        if sh is None:
+            return
+        value = op.operands[-1]
+        idx = [self.m(i) for i in op.operands[1:-1]]
+        sht = sh.type
+        assert isinstance(sht, ArrayType)
+        vb = b.load(sh, idx, adjoint_name(value.name))
+        b.store(sh, idx, b.const(0.0, VecType(sht.elem) if sht.vector else sht.elem))
+        self.accumulate(b, adj, value, vb)
+
+    def rev_Call(self, op: Call, b: Builder, adj: dict[int, Value]) -> None:
+        ybs = [adj.pop(id(r), None) for r in op.results]
+        if not self.needs_adjoint_call(op):
+            return
+        callee = self.module.function(op.callee)
+        c_params = self.activity.active_params(callee)
+        c_results = self.activity.active_results(callee)
+        args: list[Value] = []
+        for p, a in enumerate(op.operands):
+            args.append(self.m(a))
+            if p in c_params and isinstance(a.type, ArrayType):
+                args.append(self.shadow_or_zero(b, a))
+        for j in c_results:
+            args.append(ybs[j] if ybs[j] is not None else self.zero(b, op.results[j]))
+        if self.vector:
+            assert self.nbdirs is not None
+            args.append(self.nbdirs)
+        scalars = [p for p in c_params if not isinstance(callee.params[p].type, ArrayType)]
+        outs = b.call(callee.primal + BWD, args,
+                      [self.atype(callee.params[p].type) for p in scalars],
+                      [adjoint_name(op.operands[p].name) for p in scalars])
+        for p, out in zip(scalars, outs, strict=True):
+            self.accumulate(b, adj, op.operands[p], out)
+
+    def shadow_or_zero(self, b: Builder, array: Value) -> Value:
+        sh = self.shadow.get(id(array))
+        if sh is not None:
+            return sh
+        at = array.type
+        assert isinstance(at, ArrayType)
+        new = self.m(array)
+        owner = new.owner
+        extents = list(owner.operands) if isinstance(owner, Zeros) else \
+            [b.dim(new, k) for k in range(at.ndim)]
+        return b.zeros(extents, ArrayType(at.elem, at.ndim, self.vector), adjoint_name(array.name))
+
+    def free_values(self, op: Op) -> list[Value]:
+        """Active scalars defined outside ``op`` and used inside it, in order of first use."""
+        inside: set[int] = set()
+        for o in op.walk():
+            if o is not op:
+                inside.update(id(r) for r in o.results)
+            for r in o.regions:
+                inside.update(id(a) for a in r.args)
+        out: list[Value] = []
+        seen: set[int] = set()
+        for o in op.walk():
+            if o is op:
+                continue
+            for v in o.operands:
+                if id(v) not in inside and id(v) not in seen and self.active(v) and \
+                        not isinstance(v.type, ArrayType):
+                    seen.add(id(v))
+                    out.append(v)
+        return out
+
+    def rev_If(self, op: If, b: Builder, adj: dict[int, Value]) -> None:
+        ybs = [adj.pop(id(r), None) for r in op.results]
+        if all(y is None for y in ybs) and not self.has_work(op):
+            return
+        free = self.free_values(op)
+        new = If([self.m(op.operands[0])], [], op.loc, regions=[Region(), Region()])
+        branch_adj: list[dict[int, Value]] = []
+        for old_r, new_r in zip(op.regions, new.regions, strict=True):
+            self.mirror[id(new_r)] = self.fwd_region[id(old_r)]
+            badj = dict(adj)
+            bb = Builder(new_r, op.loc)
+            self.alloc_shadows(old_r, bb)
+            y = old_r.terminator
+            assert isinstance(y, Yield)
+            for v, yb in zip(y.operands, ybs, strict=True):
+                if yb is not None:
+                    self.accumulate(bb, badj, v, yb)
+            self.reverse_ops(old_r.ops[:-1], bb, badj)
+            branch_adj.append(badj)
+        changed = [v for v in free if any(a.get(id(v)) is not adj.get(id(v)) for a in branch_adj)]
+        for new_r, badj in zip(new.regions, branch_adj, strict=True):
+            bb = Builder(new_r, op.loc)
+            outs = [badj.get(id(v)) or self.zero(bb, v) for v in changed]
+            new_r.ops.append(Yield(outs, [], op.loc))
+        new.results = [Value(self.atype(v.type), adjoint_name(v.name)) for v in changed]
+        for r in new.results:
+            r.owner = new
+        b.insert(new)
+        for v, r in zip(changed, new.results, strict=True):
+            adj[id(v)] = r
+
+    def reverse_loop(self, op: For | While, b: Builder, adj: dict[int, Value],
+                     start: Value, stop: Value, step: Value, carried: list[Value],
+                     iv: tuple[Value, Value] | None) -> None:
+        """The reversed loop: ``for`` over (start, stop, step) whose body reverses ``op``'s
+        body; ``carried``: ``op``'s carried block arguments; ``iv``: (forward index, index)."""
+        body = op.body
+        slots = [j for j, a in enumerate(carried)
+                 if (self.active(a) or self.active(op.results[j])) and not isinstance(a.type, ArrayType)]
+        ybs = {j: adj.pop(id(op.results[j]), None) for j in range(len(op.results))}
+        free = [v for v in self.free_values(op) if not any(v is c for c in carried)]
+        inits = [ybs[j] if ybs[j] is not None else self.zero(b, carried[j]) for j in slots]
+        inits += [adj.get(id(v)) or self.zero(b, v) for v in free]
+        riv = Value(I64, iv[0].name if iv else "it")
+        cb = [Value(self.atype(carried[j].type), adjoint_name(carried[j].name)) for j in slots]
+        acc = [Value(self.atype(v.type), adjoint_name(v.name)) for v in free]
+        region = Region([riv, *cb, *acc])
+        new = For([start, stop, step, *inits], [], op.loc, regions=[region])
+        self.mirror[id(region)] = self.fwd_region[id(body)]
+        if iv is not None:
+            self.preseed[(id(region), id(iv[1]))] = riv
+        bb = Builder(region, op.loc)
+        badj: dict[int, Value] = {id(v): a for v, a in zip(free, acc, strict=True)}
+        y = body.terminator
+        assert isinstance(y, Yield)
+        for j, c in zip(slots, cb, strict=True):
+            self.accumulate(bb, badj, y.operands[j], c)
+        self.reverse_ops(body.ops[:-1], bb, badj)
+        outs = [badj.get(id(carried[j])) or self.zero(bb, carried[j]) for j in slots]
+        outs += [badj[id(v)] for v in free]
+        region.ops.append(Yield(outs, [], op.loc))
+        new.results = [Value(a.type, a.name) for a in [*cb, *acc]]
+        for r in new.results:
+            r.owner = new
+        b.insert(new)
+        for v, r in zip(free, new.results[len(slots):], strict=True):
+            adj[id(v)] = r
+        for j, r in zip(slots, new.results[:len(slots)], strict=True):
+            self.accumulate(b, adj, op.inits[j], r)
+
+    def rev_For(self, op: For, b: Builder, adj: dict[int, Value]) -> None:
+        if not self.has_work(op):
+            for r in op.results:
+                adj.pop(id(r), None)
+            return
+        start, stop, step = (self.m(v) for v in op.operands[:3])
+        rstart, rstop, rstep = _reversed_range(b, start, stop, step)
+        fwd_iv = self.map[id(op.body.args[0])]
+        self.reverse_loop(op, b, adj, rstart, rstop, rstep, op.body.args[1:],
+                          (op.body.args[0], fwd_iv))
+
+    def rev_While(self, op: While, b: Builder, adj: dict[int, Value]) -> None:
+        if id(op) not in self.trips:
+            for r in op.results:
+                adj.pop(id(r), None)
+            return
+        for o in op.regions[0].ops:
+            if isinstance(o, Call) and self.needs_adjoint_call(o):
+                from ..frontend.diagnostics import AdgenError
+                raise AdgenError(o.loc, "reverse mode does not support a call in a while "
+                                 "condition that writes an active array (call it in the loop "
+                                 "body and test its result)")
+        self.reverse_loop(op, b, adj, b.const(0, I64), self.trips[id(op)], b.const(1, I64),
+                          op.body.args, None)
+
+
+def _reversed_range(b: Builder, start: Value, stop: Value, step: Value) -> tuple[Value, Value, Value]:
+    """(start, stop, step) of ``reversed(range(start, stop, step))``."""
+    one = b.const(1, I64)
+    s = step.owner.value if isinstance(step.owner, Const) else None
+    if s == 1:
+        return b.sub(stop, one), b.sub(start, one), b.const(-1, I64)
+    if s == -1:
+        return b.add(stop, one), b.add(start, one), one
+    zero = b.const(0, I64)
+    if isinstance(s, int) and s > 0:
+        n = b.prim("max", b.prim("floordiv", b.add(b.sub(stop, start), b.const(s - 1, I64)), step), zero)
+    elif isinstance(s, int):
+        n = b.prim("max", b.prim("floordiv", b.add(b.sub(start, stop), b.const(-s - 1, I64)),
+                                 b.neg(step)), zero)
+    else:
+        up = b.prim("max", b.prim("floordiv", b.sub(b.add(b.sub(stop, start), step), one), step), zero)
+        down = b.prim("max", b.prim("floordiv", b.sub(b.sub(start, stop), b.add(step, one)),
+                                    b.neg(step)), zero)
+        n = b.prim("select", b.prim("gt", step, zero), up, down)
+    last = b.add(start, b.mul(b.sub(n, one), step))
+    return last, b.sub(start, step), b.neg(step)
+
+
+def _substitute_tree(region: Region, subst: dict[int, Value]) -> None:
+    for top in region.ops:
+        for op in top.walk():
+            op.operands = [subst.get(id(v), v) for v in op.operands]
+
+
+def _written_arrays(fn: Function, module: Module) -> set[int]:
+    """Arrays (values) that ``fn`` writes, directly or through calls."""
+    out: set[int] = set()
+    for op in fn.walk():
+        if isinstance(op, Store):
+            out.add(id(op.operands[0]))
+        elif isinstance(op, Call):
+            callee = module.function(op.callee)
+            w = written_params(callee, module)
+            out.update(id(a) for p, a in enumerate(op.operands) if p in w)
+    return out
+
+
+def _simplify_sweep(rev_top: Region, fn: Function) -> None:
+    """Fold, CSE and DCE of the reverse sweep alone (before the tape is laid out, so that
+    only values the simplified sweep still uses are recorded)."""
+    from ..pipeline import simplify
+    tmp = Function(fn.name + "_rev", rev_top, [], fn.loc)
+    simplify(tmp, verify=False)
+
+
+def _split_needed(module: Module, activity: ModuleActivity, derived: list[str]) -> set[str]:
+    """Functions whose adjoint is called from another adjoint (they get ``_fwd``/``_bwd``)."""
+    out: set[str] = set()
+    for name in derived:
+        fn = module.function(name)
+        builder = AdjointFunction(fn, module, activity, False, False)
+        for op in fn.walk():
+            if isinstance(op, Call) and builder.needs_adjoint_call(op):
+                out.add(op.callee)
+    return out
+
+
+def differentiate(module: Module, activity: ModuleActivity, vector: bool) -> Module:
+    """Adjoints of every function that needs one, their split halves when another adjoint
+    calls them, and the primal helpers they call."""
+    derived = [fn.name for fn in module.functions if activity.needs_derivative(fn.name)]
+    split = _split_needed(module, activity, derived)
+    out: list[Function] = []
+    for name in derived:
+        fn = module.function(name)
+        if name in split:
+            out += AdjointFunction(fn, module, activity, vector, True).run()
+        out += AdjointFunction(fn, module, activity, vector, False).run()
+    names = {f.name for f in out}
+    needed: list[str] = []
+    stack = [op.callee for f in out for op in f.walk() if isinstance(op, Call) and op.callee not in names]
+    while stack:
+        name = stack.pop()
+        if name in needed:
+            continue
+        needed.append(name)
+        stack.extend(op.callee for op in module.function(name).walk() if isinstance(op, Call))
+    helpers = [_clone_static(fn) for fn in module.functions if fn.name in needed]
+    return Module(module.name, module.path, helpers + out, module.source_lines)
+
+
+def _clone_static(fn: Function) -> Function:
+    c = copy.deepcopy(fn)
+    c.is_static = True
+    return c
