@@ -163,7 +163,7 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
     return AdgenModule(path, lib, ffi, functions, t)
 
 
-def check(path: str, modes: Sequence[str] = ("forward", "vector-forward"), *,
+def check(path: str, modes: Sequence[str] = ("forward", "vector-forward", "reverse", "vector-reverse"), *,
           args: dict[str, Sequence[Any]] | None = None, seed: int = 0, **options: Any) -> Any:
     """Validate the generated code of ``path`` (DESIGN.md section 9); returns a report."""
     from .validate import run_checks

@@ -319,7 +319,7 @@ def _dot(a: Sequence[Any], b: Sequence[Any]) -> float:
     return total
 
 
-def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward"), *,
+def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "reverse", "vector-reverse"), *,
                args: dict[str, Sequence[Any]] | None = None, seed: int = 0,
                functions: Sequence[str] | None = None, wrt: Sequence[str] | None = None,
                of: Sequence[str] | None = None, head: str | None = None, precision: str = "f64",

@@ -137,12 +137,17 @@ class SingleExit:
             if op.is_terminator:
                 self.terminator(op, ctx, form, b, top)
                 return out
-            if isinstance(op, (For, While)) and _exits(op.regions[-1], True):
-                ops[i:i + 1] = self.loop(op, ctx)
+            if isinstance(op, (For, While)):
+                done, pending = self.loop(op, ctx)
+                out += done
+                ops[i:i + 1] = pending  # the if that returns after a loop left by return
                 continue
             if isinstance(op, If) and any(_exits(r, True) for r in op.regions):
                 out += self.branch(op, ops[i + 1:], ctx, form, top)
                 return out
+            if isinstance(op, If):
+                for r in op.regions:
+                    self.plain(r)
             out.append(op)
             i += 1
         # a region ending in an if that never falls through
@@ -213,8 +218,24 @@ class SingleExit:
         b = Builder(Region(), op.loc)
         return [new, cont, self.finish(b, list(cont.results), top)]
 
+    def plain(self, region: Region) -> None:
+        """Rewrite the loops nested in ``region``, which has no exit of its own."""
+        out: list[Op] = []
+        for op in region.ops:
+            if isinstance(op, (For, While)):
+                done, pending = self.loop(op, _Ctx([]))
+                assert not pending
+                out += done
+                continue
+            if isinstance(op, If):
+                for r in op.regions:
+                    self.plain(r)
+            out.append(op)
+        region.ops = out
+
     # -- loops -------------------------------------------------------------------------------
-    def loop(self, op: For | While, outer: _Ctx) -> list[Op]:
+    def loop(self, op: For | While, outer: _Ctx) -> tuple[list[Op], list[Op]]:
+        """(the ops replacing the loop, an if that returns after it, still to be rewritten)."""
         body = op.body
         has_break = _has(body, Break)
         has_return = _exits_by_return(body)
@@ -224,7 +245,7 @@ class SingleExit:
             # only continues: the loop keeps its shape, its body ends in one yield
             ctx = _Ctx(outer.ret_types, loop=True, carried_args=list(carried))
             body.ops = self.seq(body.ops, ctx, _Form())
-            return [op]
+            return [op], []
         loc = op.loc
         ret_types = outer.ret_types if has_return else []
         b0 = Builder(Region(), loc)
@@ -288,16 +309,15 @@ class SingleExit:
         for v in new.results:
             v.owner = new
         self.renamed.update(zip(map(id, op.results), new.results[first:first + ncar], strict=True))
-        out: list[Op] = pre + [new]
-        if has_return:
-            bafter = Builder(Region(), loc)
-            code = new.results[0]
-            is_ret = bafter.prim("eq", code, bafter.const(2, I64))
-            leave = If([is_ret], [], loc, regions=[Region(), Region()])
-            leave.regions[0].ops = [Return(new.results[first + ncar:], [], loc)]
-            leave.regions[1].ops = [Yield([], [], loc)]
-            out = pre + [new] + bafter.region.ops + [leave]
-        return out
+        if not has_return:
+            return pre + [new], []
+        bafter = Builder(Region(), loc)
+        code = new.results[0]
+        is_ret = bafter.prim("eq", code, bafter.const(2, I64))
+        leave = If([is_ret], [], loc, regions=[Region(), Region()])
+        leave.regions[0].ops = [Return(new.results[first + ncar:], [], loc)]
+        leave.regions[1].ops = [Yield([], [], loc)]
+        return pre + [new] + bafter.region.ops, [leave]
 
 
 def _in_range(b: Builder, i: Value, stop: Value, step: Value) -> Value:
