@@ -109,6 +109,15 @@ class AdgenModule:
     def __repr__(self) -> str:
         return f"<adgen module {self.path}: {', '.join(self.functions)}>"
 
+    def tape_bytes(self, mode: str = "reverse") -> int:
+        """The most bytes the tape held during the last adjoint call (of any function of this
+        module, in ``mode``) on the calling thread; 0 when that call needed no tape."""
+        from .transpile.emit.module import MODES
+        if mode not in ("reverse", "vector-reverse") or mode not in self.transpiled.outputs:
+            raise ValueError(f"tape_bytes: load the module with mode '{mode}' (a reverse mode)")
+        name = self.transpiled.module.name + MODES[mode][0] + "_tape_bytes"
+        return int(getattr(self.lib, name)())
+
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self.functions))
 

@@ -68,25 +68,25 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
     /* heat.py:15: for i in range(n): */
     int64_t tmp_3 = u_shape0 - 1;
     double energyb = retb;
-    for (int64_t i = tmp_3; i > -1; --i) {
+    for (int64_t i = tmp_3; i >= 0; --i) {
         double tmp_4 = adgen_pop_f64(&tape);
         /* heat.py:16: energy += u[i] * u[i] */
-        ub[i] = ub[i] + 2.0 * tmp_4 * energyb;
+        ub[i] += 2.0 * tmp_4 * energyb;
     }
     /* heat.py:9: for _ in range(steps): */
     double alphab_1 = 0.0;
-    for (int64_t _ = steps - 1; _ > -1; --_) {
+    for (int64_t _ = steps - 1; _ >= 0; --_) {
         /* heat.py:12: for i in range(1, n - 1): */
         int64_t tmp_5 = tmp_3 - 1;
-        for (int64_t i = tmp_5; i > 0; --i) {
+        for (int64_t i = tmp_5; i >= 1; --i) {
             /* heat.py:13: u[i] = new[i] */
             double ub_i = ub[i];
             ub[i] = 0.0;
-            newb[i] = newb[i] + ub_i;
+            newb[i] += ub_i;
         }
         /* heat.py:10: for i in range(1, n - 1): */
         double alphab_2 = alphab_1;
-        for (int64_t i = tmp_5; i > 0; --i) {
+        for (int64_t i = tmp_5; i >= 1; --i) {
             double tmp_6 = adgen_pop_f64(&tape);
             double tmp_7 = adgen_pop_f64(&tape);
             double tmp_8 = adgen_pop_f64(&tape);
@@ -96,9 +96,9 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
             double newb_i = newb[i];
             newb[i] = 0.0;
             double tmp_11 = alpha * newb_i;
-            ub[tmp_9] = ub[tmp_9] + tmp_11;
-            ub[tmp_10] = ub[tmp_10] + tmp_11;
-            ub[i] = ub[i] + (newb_i - 2.0 * tmp_11);
+            ub[tmp_9] += tmp_11;
+            ub[tmp_10] += tmp_11;
+            ub[i] += newb_i - 2.0 * tmp_11;
             alphab_2 = alphab_2 + (tmp_8 - 2.0 * tmp_7 + tmp_6) * newb_i;
         }
         alphab_1 = alphab_2;

@@ -70,29 +70,29 @@ double heat_bv(double *u, double *ub, int64_t u_shape0, double alpha, double *al
     int64_t tmp_3 = u_shape0 - 1;
     double energyb[nbdirs];
     for (int64_t k = 0; k < nbdirs; ++k) energyb[k] = retb[k];
-    for (int64_t i = tmp_3; i > -1; --i) {
+    for (int64_t i = tmp_3; i >= 0; --i) {
         double tmp_4 = adgen_pop_f64(&tape);
         /* heat.py:16: energy += u[i] * u[i] */
         double tmp_5 = 2.0 * tmp_4;
-        for (int64_t k = 0; k < nbdirs; ++k) ub[i * nbdirs + k] = ub[i * nbdirs + k] + tmp_5 * energyb[k];
+        for (int64_t k = 0; k < nbdirs; ++k) ub[i * nbdirs + k] += tmp_5 * energyb[k];
     }
     /* heat.py:9: for _ in range(steps): */
     double alphab_1[nbdirs];
     for (int64_t k = 0; k < nbdirs; ++k) alphab_1[k] = 0.0;
-    for (int64_t _ = steps - 1; _ > -1; --_) {
+    for (int64_t _ = steps - 1; _ >= 0; --_) {
         /* heat.py:12: for i in range(1, n - 1): */
         int64_t tmp_6 = tmp_3 - 1;
-        for (int64_t i = tmp_6; i > 0; --i) {
+        for (int64_t i = tmp_6; i >= 1; --i) {
             /* heat.py:13: u[i] = new[i] */
             double ub_i[nbdirs];
             for (int64_t k = 0; k < nbdirs; ++k) ub_i[k] = ub[i * nbdirs + k];
             for (int64_t k = 0; k < nbdirs; ++k) ub[i * nbdirs + k] = 0.0;
-            for (int64_t k = 0; k < nbdirs; ++k) newb[i * nbdirs + k] = newb[i * nbdirs + k] + ub_i[k];
+            for (int64_t k = 0; k < nbdirs; ++k) newb[i * nbdirs + k] += ub_i[k];
         }
         /* heat.py:10: for i in range(1, n - 1): */
         double alphab_2[nbdirs];
         for (int64_t k = 0; k < nbdirs; ++k) alphab_2[k] = alphab_1[k];
-        for (int64_t i = tmp_6; i > 0; --i) {
+        for (int64_t i = tmp_6; i >= 1; --i) {
             double tmp_7 = adgen_pop_f64(&tape);
             double tmp_8 = adgen_pop_f64(&tape);
             double tmp_9 = adgen_pop_f64(&tape);
@@ -105,9 +105,9 @@ double heat_bv(double *u, double *ub, int64_t u_shape0, double alpha, double *al
             for (int64_t k = 0; k < nbdirs; ++k) newb[i * nbdirs + k] = 0.0;
             double tmp_13[nbdirs];
             for (int64_t k = 0; k < nbdirs; ++k) tmp_13[k] = alpha * newb_i[k];
-            for (int64_t k = 0; k < nbdirs; ++k) ub[tmp_11 * nbdirs + k] = ub[tmp_11 * nbdirs + k] + tmp_13[k];
-            for (int64_t k = 0; k < nbdirs; ++k) ub[tmp_12 * nbdirs + k] = ub[tmp_12 * nbdirs + k] + tmp_13[k];
-            for (int64_t k = 0; k < nbdirs; ++k) ub[i * nbdirs + k] = ub[i * nbdirs + k] + (newb_i[k] - 2.0 * tmp_13[k]);
+            for (int64_t k = 0; k < nbdirs; ++k) ub[tmp_11 * nbdirs + k] += tmp_13[k];
+            for (int64_t k = 0; k < nbdirs; ++k) ub[tmp_12 * nbdirs + k] += tmp_13[k];
+            for (int64_t k = 0; k < nbdirs; ++k) ub[i * nbdirs + k] += newb_i[k] - 2.0 * tmp_13[k];
             for (int64_t k = 0; k < nbdirs; ++k) alphab_2[k] = alphab_2[k] + tmp_10 * newb_i[k];
         }
         for (int64_t k = 0; k < nbdirs; ++k) alphab_1[k] = alphab_2[k];

@@ -56,23 +56,23 @@ double layer_b(const double *W, double *Wb, int64_t W_shape0, int64_t W_shape1, 
         loss = loss + 0.5 * y_i * y_i;
     }
     double lossb = retb;
-    for (int64_t i = W_shape0 - 1; i > -1; --i) {
+    for (int64_t i = W_shape0 - 1; i >= 0; --i) {
         double tmp_1 = adgen_pop_f64(&tape);
         double tmp_2 = adgen_pop_f64(&tape);
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
-        yb[i] = yb[i] + (0.5 * tmp_2 * lossb + 0.5 * (tmp_2 * lossb));
+        yb[i] += 0.5 * tmp_2 * lossb + 0.5 * (tmp_2 * lossb);
         /* layer.py:14: y[i] = np.tanh(acc) */
         double yb_i = yb[i];
         yb[i] = 0.0;
         double accb = (1.0 - tmp_1 * tmp_1) * yb_i;
         /* layer.py:12: for j in range(W.shape[1]): */
-        for (int64_t j = W_shape1 - 1; j > -1; --j) {
+        for (int64_t j = W_shape1 - 1; j >= 0; --j) {
             /* layer.py:13: acc += W[i, j] * x[j] */
-            xb[j] = xb[j] + W[i * W_shape1 + j] * accb;
-            Wb[i * W_shape1 + j] = Wb[i * W_shape1 + j] + x[j] * accb;
+            xb[j] += W[i * W_shape1 + j] * accb;
+            Wb[i * W_shape1 + j] += x[j] * accb;
         }
         /* layer.py:11: acc = b[i] */
-        bb[i] = bb[i] + accb;
+        bb[i] += accb;
     }
     /* layer.py:16: return loss */
     adgen_tape_bytes_last = adgen_tape_free(&tape);

@@ -58,12 +58,12 @@ double layer_bv(const double *W, double *Wb, int64_t W_shape0, int64_t W_shape1,
     }
     double lossb[nbdirs];
     for (int64_t k = 0; k < nbdirs; ++k) lossb[k] = retb[k];
-    for (int64_t i = W_shape0 - 1; i > -1; --i) {
+    for (int64_t i = W_shape0 - 1; i >= 0; --i) {
         double tmp_1 = adgen_pop_f64(&tape);
         double tmp_2 = adgen_pop_f64(&tape);
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
         double tmp_3 = 0.5 * tmp_2;
-        for (int64_t k = 0; k < nbdirs; ++k) yb[i * nbdirs + k] = yb[i * nbdirs + k] + (tmp_3 * lossb[k] + 0.5 * (tmp_2 * lossb[k]));
+        for (int64_t k = 0; k < nbdirs; ++k) yb[i * nbdirs + k] += tmp_3 * lossb[k] + 0.5 * (tmp_2 * lossb[k]);
         /* layer.py:14: y[i] = np.tanh(acc) */
         double yb_i[nbdirs];
         for (int64_t k = 0; k < nbdirs; ++k) yb_i[k] = yb[i * nbdirs + k];
@@ -72,13 +72,13 @@ double layer_bv(const double *W, double *Wb, int64_t W_shape0, int64_t W_shape1,
         double accb[nbdirs];
         for (int64_t k = 0; k < nbdirs; ++k) accb[k] = tmp_4 * yb_i[k];
         /* layer.py:12: for j in range(W.shape[1]): */
-        for (int64_t j = W_shape1 - 1; j > -1; --j) {
+        for (int64_t j = W_shape1 - 1; j >= 0; --j) {
             /* layer.py:13: acc += W[i, j] * x[j] */
-            for (int64_t k = 0; k < nbdirs; ++k) xb[j * nbdirs + k] = xb[j * nbdirs + k] + W[i * W_shape1 + j] * accb[k];
-            for (int64_t k = 0; k < nbdirs; ++k) Wb[(i * W_shape1 + j) * nbdirs + k] = Wb[(i * W_shape1 + j) * nbdirs + k] + x[j] * accb[k];
+            for (int64_t k = 0; k < nbdirs; ++k) xb[j * nbdirs + k] += W[i * W_shape1 + j] * accb[k];
+            for (int64_t k = 0; k < nbdirs; ++k) Wb[(i * W_shape1 + j) * nbdirs + k] += x[j] * accb[k];
         }
         /* layer.py:11: acc = b[i] */
-        for (int64_t k = 0; k < nbdirs; ++k) bb[i * nbdirs + k] = bb[i * nbdirs + k] + accb[k];
+        for (int64_t k = 0; k < nbdirs; ++k) bb[i * nbdirs + k] += accb[k];
     }
     /* layer.py:16: return loss */
     adgen_tape_bytes_last = adgen_tape_free(&tape);

@@ -96,7 +96,7 @@ double spiral_length_b(const double *xs, double *xsb, int64_t xs_shape0, const d
         total = total + (r * tmp + 0.5 * r * r * theta);
     }
     double totalb = retb;
-    for (int64_t i = xs_shape0 - 1; i > -1; --i) {
+    for (int64_t i = xs_shape0 - 1; i >= 0; --i) {
         double tmp_1 = adgen_pop_f64(&tape);
         double r_1 = adgen_pop_f64(&tape);
         double theta_1 = adgen_pop_f64(&tape);
@@ -107,8 +107,8 @@ double spiral_length_b(const double *xs, double *xsb, int64_t xs_shape0, const d
         double tmp_4;
         double tmp_5;
         to_polar_bwd(&tape, xs[i], ys[i], tmp_2 * tmp_3 + 0.5 * (r_1 * tmp_3) + tmp_1 * totalb, tmp_2 * r_1 * totalb - sin(theta_1) * (r_1 * totalb), &tmp_4, &tmp_5);
-        ysb[i] = ysb[i] + tmp_5;
-        xsb[i] = xsb[i] + tmp_4;
+        ysb[i] += tmp_5;
+        xsb[i] += tmp_4;
     }
     /* polar.py:19: return total */
     adgen_tape_bytes_last = adgen_tape_free(&tape);

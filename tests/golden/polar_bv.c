@@ -110,7 +110,7 @@ double spiral_length_bv(const double *xs, double *xsb, int64_t xs_shape0, const 
     }
     double totalb[nbdirs];
     for (int64_t k = 0; k < nbdirs; ++k) totalb[k] = retb[k];
-    for (int64_t i = xs_shape0 - 1; i > -1; --i) {
+    for (int64_t i = xs_shape0 - 1; i >= 0; --i) {
         double tmp_1 = adgen_pop_f64(&tape);
         double r_1 = adgen_pop_f64(&tape);
         double theta_1 = adgen_pop_f64(&tape);
@@ -128,8 +128,8 @@ double spiral_length_bv(const double *xs, double *xsb, int64_t xs_shape0, const 
         double tmp_6[nbdirs];
         double tmp_7[nbdirs];
         to_polar_bwd(&tape, xs[i], ys[i], rb, thetab, nbdirs, tmp_6, tmp_7);
-        for (int64_t k = 0; k < nbdirs; ++k) ysb[i * nbdirs + k] = ysb[i * nbdirs + k] + tmp_7[k];
-        for (int64_t k = 0; k < nbdirs; ++k) xsb[i * nbdirs + k] = xsb[i * nbdirs + k] + tmp_6[k];
+        for (int64_t k = 0; k < nbdirs; ++k) ysb[i * nbdirs + k] += tmp_7[k];
+        for (int64_t k = 0; k < nbdirs; ++k) xsb[i * nbdirs + k] += tmp_6[k];
     }
     /* polar.py:19: return total */
     adgen_tape_bytes_last = adgen_tape_free(&tape);

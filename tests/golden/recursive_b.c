@@ -120,7 +120,7 @@ double series_b(double x, double *xb, int64_t n, double retb)
     /* recursive.py:12: for k in range(1, n + 1): */
     double totalb = retb;
     double xb_1 = 0.0;
-    for (int64_t k = tmp - 1; k > 0; --k) {
+    for (int64_t k = tmp - 1; k >= 1; --k) {
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_2 = (double)k;
         double tmp_2 = 1.0 / k_2;

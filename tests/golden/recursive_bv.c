@@ -131,7 +131,7 @@ double series_bv(double x, double *xb, int64_t n, const double *retb, int64_t nb
     double xb_1[nbdirs];
     for (int64_t kd = 0; kd < nbdirs; ++kd) totalb[kd] = retb[kd];
     for (int64_t kd = 0; kd < nbdirs; ++kd) xb_1[kd] = 0.0;
-    for (int64_t k = tmp - 1; k > 0; --k) {
+    for (int64_t k = tmp - 1; k >= 1; --k) {
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_2 = (double)k;
         double tmp_2 = 1.0 / k_2;

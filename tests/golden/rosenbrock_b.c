@@ -41,13 +41,13 @@ double rosenbrock_b(const double *x, double *xb, int64_t x_shape0, double retb)
     }
     /* rosenbrock.py:8: for i in range(len(x) - 1): */
     double sb = retb;
-    for (int64_t i = tmp - 1; i > -1; --i) {
+    for (int64_t i = tmp - 1; i >= 0; --i) {
         /* rosenbrock.py:9: s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2 */
         double x_i_1 = x[i];
         int64_t tmp_3 = i + 1;
         double tmp_4 = 2.0 * (x[tmp_3] - x_i_1 * x_i_1) * (100.0 * sb);
-        xb[i] = xb[i] + (-(2.0 * (1.0 - x_i_1) * sb) - 2.0 * x_i_1 * tmp_4);
-        xb[tmp_3] = xb[tmp_3] + tmp_4;
+        xb[i] += -(2.0 * (1.0 - x_i_1) * sb) - 2.0 * x_i_1 * tmp_4;
+        xb[tmp_3] += tmp_4;
     }
     /* rosenbrock.py:10: return s */
     adgen_tape_bytes_last = 0;

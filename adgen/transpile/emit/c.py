@@ -242,10 +242,27 @@ class FunctionEmitter(Variables):
     def op_Store(self, op: Store, depth: int) -> None:
         array, value = op.operands[0], op.operands[-1]
         target = self.element(array, op.operands[1:-1], line=op.loc.line)
+        assign = "="
+        increment = self.increment_of(op)
+        if increment is not None:  # a[i] = a[i] + v  ->  a[i] += v
+            assign, value = "+=", increment
         if isinstance(value.type, VecType):
-            self.emit(self.dir_loop(f"{target} = {self.expr(value, vec=True).text};"), depth)
+            self.emit(self.dir_loop(f"{target} {assign} {self.expr(value, vec=True).text};"), depth)
         else:
-            self.emit(f"{target} = {self.expr(value).text};", depth)
+            self.emit(f"{target} {assign} {self.expr(value).text};", depth)
+
+    def increment_of(self, op: Store) -> Value | None:
+        """``v`` when ``op`` stores ``a[i] + v`` to ``a[i]`` and that load is inlined into it."""
+        value = op.operands[-1]
+        add = value.owner
+        if not isinstance(add, Prim) or add.prim != "add" or id(value) not in self.inlined:
+            return None
+        load = add.operands[0].owner
+        if isinstance(load, Load) and id(load.results[0]) in self.inlined and \
+                load.operands[0] is op.operands[0] and \
+                all(a is b for a, b in zip(load.operands[1:], op.operands[1:-1], strict=True)):
+            return add.operands[1]
+        return None
 
     def op_Zeros(self, op: Zeros, depth: int) -> None:
         v = op.results[0]
@@ -403,6 +420,9 @@ class FunctionEmitter(Variables):
         lo, hi = self.expr(start).text, self.expr(stop).text
         if s == 1:
             header = f"for (int64_t {iv} = {lo}; {iv} < {hi}; ++{iv})"
+        elif s == -1 and isinstance(stop.owner, Const):  # reversed loops: i >= 0, not i > -1
+            low = c_const(int(stop.owner.value) + 1, stop.type)
+            header = f"for (int64_t {iv} = {lo}; {iv} >= {low}; --{iv})"
         elif s == -1:
             header = f"for (int64_t {iv} = {lo}; {iv} > {hi}; --{iv})"
         elif isinstance(s, int) and s > 0:
