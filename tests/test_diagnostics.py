@@ -286,7 +286,12 @@ CASES = [
             for i in range(n):
                 x = x * 2.0
             return x
-        """), 2, 5, "not yet supported", None),
+        """), 2, 5, "'# adgen: checkpoint' is not supported yet", None),
+    ("store directive away from a loop", module("""
+        def f(x: float, n: int) -> float:
+            y = x * 2.0  # adgen: store
+            return y
+        """), 2, 18, "'# adgen: store' applies to a loop", None),
     ("bitwise operator", module("""
         def f(x: float, n: int) -> float:
             if n & 1 == 1:

@@ -168,3 +168,25 @@ def test_grad_of_scalar_function(tmp_path: Path) -> None:
     (g,) = m.rosenbrock.grad(x)
     # d/dx0 = -400 x0 (x1 - x0^2) - 2 (1 - x0); d/dx1 = 200 (x1 - x0^2)
     assert np.allclose(g, [-400 * 0.5 * 1.25 - 1.0, 200 * 1.25])
+
+
+def test_directives_choose_store_or_recompute(tmp_path: Path) -> None:
+    """``# adgen: store`` saves what the default recomputes; ``# adgen: recompute`` recomputes
+    what the default saves; the adjoint is the same."""
+    body = """
+    def f(x: Array[f64], y: float) -> float:
+        s = 0.0
+        for i in range(len(x)):{directive}
+            s += math.exp(x[i] * y) * x[i]
+        return s
+    """
+    x = np.linspace(0.5, 1.5, 40)
+    grads = {}
+    for name, directive, tape in (("default", "", 8 * 40), ("store", "  # adgen: store", 16 * 40),
+                                  ("recompute", "  # adgen: recompute", 0)):
+        m = adgen.load(module(tmp_path, body.format(directive=directive), name), modes=("reverse",))
+        grads[name] = m.f.grad(x, 0.7)
+        assert m.tape_bytes() == tape, name
+    assert np.allclose(grads["default"][0], grads["store"][0], rtol=1e-14)
+    assert np.allclose(grads["default"][0], grads["recompute"][0], rtol=1e-14)
+    assert grads["default"][1] == pytest.approx(grads["recompute"][1], rel=1e-14)

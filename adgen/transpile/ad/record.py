@@ -12,7 +12,9 @@ in the reverse region that mirrors F:
   (arithmetic, comparisons, casts, constants, array extents, and loads from
   arrays nothing writes during the call): the op is repeated at the start of
   the reverse region (seed 004's redundant execution).  Transcendental
-  functions are saved rather than recomputed.
+  functions are saved rather than recomputed.  A loop marked
+  ``# adgen: recompute`` recomputes them too; one marked ``# adgen: store``
+  saves every value of its body (constants aside).
 - F is an if branch: v becomes an extra result of the if (the other branch
   yields a zero), and is resolved from the enclosing region.
 - F is a loop body, or the body of a split forward sweep (``g_fwd``): v is
@@ -30,7 +32,8 @@ import copy
 
 from ..ir.builder import Builder
 from ..ir.core import (
-    Cast, Const, Dim, If, Load, Loc, Op, Pop, Prim, Push, Region, Value, Yield, Zeros,
+    Cast, Const, Dim, For, If, Load, Loc, Op, Pop, Prim, Push, Region, Value, While, Yield,
+    Zeros,
 )
 from ..ir.prims import PRIMS
 from ..ir.types import ArrayType, ScalarType
@@ -112,7 +115,7 @@ class Recorder:
         if hit is not None:
             return hit
         owner = v.owner
-        if isinstance(owner, Op) and self.recomputable(owner):
+        if isinstance(owner, Op) and self.recomputable(owner, self.directive(fwd)):
             out = self.recompute(owner, v, target)
         elif id(fwd) in self.parent_op and isinstance(self.parent_op[id(fwd)], If):
             out = self.resolve(self.export(v, fwd), rev)
@@ -121,11 +124,27 @@ class Recorder:
         self.cache[key] = out
         return out
 
-    def recomputable(self, op: Op) -> bool:
-        if isinstance(op, (Const, Dim, Cast)):
+    def directive(self, fwd: Region) -> str:
+        """The directive of the innermost loop around forward region ``fwd``."""
+        cur: Region | None = fwd
+        while cur is not None:
+            op = self.parent_op.get(id(cur))
+            if op is None:
+                return ""
+            if isinstance(op, (For, While)):
+                return op.directive
+            cur = self.region_of_op.get(id(op))
+        return ""
+
+    def recomputable(self, op: Op, directive: str) -> bool:
+        if isinstance(op, Const):
+            return True
+        if directive == "store":
+            return False
+        if isinstance(op, (Dim, Cast)):
             return True
         if isinstance(op, Prim):
-            return op.prim not in EXPENSIVE
+            return op.prim not in EXPENSIVE or directive == "recompute"
         if isinstance(op, Load):
             return id(op.operands[0]) in self.readonly
         return False

@@ -48,6 +48,34 @@ UNSUPPORTED: dict[type, str] = {
 }
 
 DIRECTIVE = re.compile(r"#\s*adgen\s*:")
+#: directives on a loop (its header line or the comment line right above it): how the adjoint
+#: gets the loop body's values back, by saving them on the tape or by recomputing them
+LOOP_DIRECTIVES = ("store", "recompute")
+
+
+def loop_directive_comments(node: cst.For | cst.While) -> list[cst.Comment]:
+    """The comments a loop directive may be written in."""
+    out = [line.comment for line in node.leading_lines[-1:] if line.comment is not None]
+    header = node.body.header if isinstance(node.body, cst.IndentedBlock) else None
+    if header is not None and header.comment is not None:
+        out.append(header.comment)
+    return out
+
+
+def directive_of(comment: cst.Comment) -> str | None:
+    """``store`` for ``# adgen: store``; None if the comment is not a directive."""
+    m = DIRECTIVE.match(comment.value)
+    if m is None:
+        return None
+    return comment.value[m.end():].strip().split("#")[0].strip()
+
+
+def loop_directive(node: cst.For | cst.While) -> str:
+    for c in loop_directive_comments(node):
+        d = directive_of(c)
+        if d in LOOP_DIRECTIVES:
+            return d
+    return ""
 
 
 class Fence(cst.CSTVisitor):
@@ -57,6 +85,7 @@ class Fence(cst.CSTVisitor):
         super().__init__()
         self.path = path
         self.allowed_strings: set[int] = set()
+        self.loop_comment_ids: set[int] = set()
         self.depth = 0
 
     def loc(self, node: cst.CSTNode) -> Loc:
@@ -104,7 +133,13 @@ class Fence(cst.CSTVisitor):
         # `if __name__ == "__main__":` at module level runs only in CPython
         return not (self.depth == 0 and is_main_guard(node))
 
+    def loop_comments(self, node: cst.For | cst.While) -> None:
+        for c in loop_directive_comments(node):
+            if directive_of(c) in LOOP_DIRECTIVES:
+                self.loop_comment_ids.add(id(c))
+
     def visit_For(self, node: cst.For) -> None:
+        self.loop_comments(node)
         if node.orelse is not None:
             raise AdgenError(self.loc(node.orelse), "for/else is not supported (use a flag variable)")
         if node.asynchronous is not None:
@@ -112,13 +147,19 @@ class Fence(cst.CSTVisitor):
                                              "range(...))")
 
     def visit_While(self, node: cst.While) -> None:
+        self.loop_comments(node)
         if node.orelse is not None:
             raise AdgenError(self.loc(node.orelse), "while/else is not supported (use a flag variable)")
 
     def visit_Comment(self, node: cst.Comment) -> None:
-        if DIRECTIVE.match(node.value):
-            raise AdgenError(self.loc(node),
-                             "adgen directives are not yet supported (remove the comment)")
+        d = directive_of(node)
+        if d is None or id(node) in self.loop_comment_ids:
+            return
+        if d in LOOP_DIRECTIVES:
+            raise AdgenError(self.loc(node), f"'# adgen: {d}' applies to a loop (write it at the "
+                                             "end of the for/while line or on the line above it)")
+        raise AdgenError(self.loc(node), f"the directive '# adgen: {d}' is not supported yet "
+                                         f"(supported: {', '.join(LOOP_DIRECTIVES)} on a loop)")
 
     def visit_Param(self, node: cst.Param) -> None:
         if node.default is not None:

@@ -24,6 +24,7 @@ from ..ir.types import I64, ArrayType, ScalarType, Type
 from ..ir.verifier import falls_through
 from .diagnostics import AdgenError, Note
 from .expressions import Binding, ExpressionLowering, LoopContext, spelled
+from .fence import loop_directive
 
 class FunctionLowering(ExpressionLowering):
     """A function: its parameters, statements and control flow."""
@@ -399,7 +400,8 @@ class FunctionLowering(ExpressionLowering):
         args = [Value(self.env[n].type, n) for n in carried]
         body = Region([iv, *args])
         op = For([start, stop, step, *[self.env[n] for n in carried]],
-                 [Value(a.type, a.name) for a in args], b.loc, regions=[body])
+                 [Value(a.type, a.name) for a in args], b.loc, regions=[body],
+                 directive=loop_directive(node))
         b.insert(op)
         self.bindings.setdefault(var, Binding(I64, self.loc_of(node.target)))
         self.loop_body(node, op, body, carried, {var: iv, **dict(zip(carried, args, strict=True))})
@@ -415,7 +417,7 @@ class FunctionLowering(ExpressionLowering):
         body_args = [Value(self.env[n].type, n) for n in carried]
         body = Region(body_args)
         op = While([self.env[n] for n in carried], [Value(a.type, a.name) for a in cond_args],
-                   b.loc, regions=[cond_region, body])
+                   b.loc, regions=[cond_region, body], directive=loop_directive(node))
         b.insert(op)
         outer_region, before = self.builder.region, dict(self.env)
         self.builder.region = cond_region

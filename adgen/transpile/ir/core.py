@@ -208,6 +208,8 @@ class If(Op):
 class For(Op):
     """operands: start, stop, step, *inits; region body(iv, *carried)."""
 
+    #: "store" / "recompute": how the adjoint gets the body's values back (``# adgen: ...``)
+    directive: str = ""
     mnemonic: ClassVar[str] = "for"
 
     @property
@@ -224,6 +226,7 @@ class For(Op):
 class While(Op):
     """operands: *inits; regions: cond(*carried) -> Condition, body(*carried)."""
 
+    directive: str = ""
     mnemonic: ClassVar[str] = "while"
 
     @property

@@ -304,7 +304,7 @@ class SingleExit:
             ctx.next_index = bh.add(body_args[1], op.operands[2])
         _substitute(body.ops, subst)
         new_body.ops = head + self.seq(body.ops, ctx, _Form())
-        new = While(inits, [], loc, regions=[cond, new_body])
+        new = While(inits, [], loc, regions=[cond, new_body], directive=op.directive)
         new.results = args()
         for v in new.results:
             v.owner = new
