@@ -1,4 +1,5 @@
-"""The derivative table: complete, and every rule right (tangent vs finite differences)."""
+"""The derivative table: complete, and every rule right in both modes (tangent vs finite
+differences, adjoint vs tangent by the dot-product test, vector modes vs scalar ones)."""
 
 from __future__ import annotations
 
@@ -61,5 +62,17 @@ def test_each_rule_against_finite_differences(tmp_path: Path, seed: int) -> None
     path = tmp_path / "intrinsics.py"
     path.write_text(module_text())
     report = adgen.check(str(path), seed=seed)
-    assert len(report.rows) == 3 * (len(UNARY) + len(BINARY))
+    assert len(report.rows) == 5 * (len(UNARY) + len(BINARY))
     assert report.ok, "\n" + report.table()
+
+
+def test_conventions_at_kinks_agree_in_both_modes(tmp_path: Path) -> None:
+    """abs/fabs: +1 at 0; min/max: the operand Python returns (the first on ties)."""
+    path = tmp_path / "kinks.py"
+    path.write_text("import math\n\n\ndef f(x: float, y: float) -> float:\n"
+                    "    return 3.0 * abs(x) + 5.0 * math.fabs(x) + 7.0 * min(x, y) + 11.0 * max(y, x)\n")
+    m = adgen.load(str(path), modes=("forward", "reverse"))
+    _, grads = m.f.vjp((0.0, 0.0), 1.0)
+    assert grads == (3.0 + 5.0 + 7.0, 11.0)
+    assert m.f.jvp((0.0, 0.0), (1.0, 0.0))[1] == 15.0
+    assert m.f.jvp((0.0, 0.0), (0.0, 1.0))[1] == 11.0

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from ..analysis.activity import ModuleActivity, written_params
 from ..ir.builder import Builder
 from ..ir.core import (
-    Assert, Call, Cast, Condition, Const, Dim, For, Function, If, Load, Module, Op, Prim, Region,
-    Result, Return, Store, Value, While, Yield, Zeros,
+    Call, Cast, Const, For, Function, If, Load, Module, Op, Prim, Region, Result, Return, Store,
+    Value, While, Yield, Zeros,
 )
-from ..ir.types import I64, ArrayType, ScalarType, Type, VecType, elem_of
+from ..ir.types import I64, ArrayType, ScalarType, Type, VecType
 from . import rules
 from .forward import tangent_type
 from .record import Recorder
@@ -184,7 +184,7 @@ class AdjointFunction:
 
     def run(self) -> list[Function]:
         fn = self.fn
-        params, names, of, primal, ybs, active_params, active_results = self.signature()
+        params, names, of, primal, ybs, _, active_results = self.signature()
         ret = fn.body.terminator
         assert isinstance(ret, Return), "adjoints need single-exit form"
         if self.split:

@@ -176,7 +176,6 @@ class SingleExit:
 
     def branch(self, op: If, rest: list[Op], ctx: _Ctx, form: _Form, top: bool) -> list[Op]:
         """An if with an exit in a branch, followed by ``rest`` (which ends the region)."""
-        then_r, else_r = op.regions
         leaves = [_always_leaves(r) for r in op.regions]
         pure_fall = [not _exits(r, True) for r in op.regions]
         new = If(op.operands, [], op.loc, regions=[Region(), Region()])
@@ -276,9 +275,8 @@ class SingleExit:
         guard = If([still], [Value(BOOL)], loc, regions=[Region(), Region()])
         bt = Builder(guard.regions[0], loc)
         if is_for:
-            start, stop, step = op.operands[:3]
-            i = cond_args[1]
-            bt.insert(Yield([_in_range(bt, i, stop, step)], [], loc))
+            stop, step = op.operands[1:3]
+            bt.insert(Yield([_in_range(bt, cond_args[1], stop, step)], [], loc))
         else:
             old_cond = op.regions[0]
             _substitute(old_cond.ops, dict(zip(map(id, old_cond.args),
