@@ -72,7 +72,7 @@ double layer_bv(const double *W, double *Wb, int64_t W_shape0, int64_t W_shape1,
         double accb[nbdirs];
         for (int64_t k = 0; k < nbdirs; ++k) accb[k] = tmp_4 * yb_i[k];
         /* layer.py:12: for j in range(W.shape[1]): */
-        for (int64_t j = W_shape1 - 1; j >= 0; --j) {
+        for (int64_t j = 0; j < W_shape1; ++j) {
             /* layer.py:13: acc += W[i, j] * x[j] */
             for (int64_t k = 0; k < nbdirs; ++k) xb[j * nbdirs + k] += W[i * W_shape1 + j] * accb[k];
             for (int64_t k = 0; k < nbdirs; ++k) Wb[(i * W_shape1 + j) * nbdirs + k] += x[j] * accb[k];

@@ -41,7 +41,7 @@ double rosenbrock_b(const double *x, double *xb, int64_t x_shape0, double retb)
     }
     /* rosenbrock.py:8: for i in range(len(x) - 1): */
     double sb = retb;
-    for (int64_t i = tmp - 1; i >= 0; --i) {
+    for (int64_t i = 0; i < tmp; ++i) {
         /* rosenbrock.py:9: s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2 */
         double x_i_1 = x[i];
         int64_t tmp_3 = i + 1;

@@ -43,6 +43,22 @@ EXPENSIVE = {name for name, p in PRIMS.items() if p.c_func is not None and p.c_o
     "abs", "fabs", "min", "max", "copysign", "floor", "ceil", "floordiv", "mod"}
 
 
+def recomputable(op: Op, directive: str, readonly: set[int]) -> bool:
+    """Whether the reverse sweep repeats ``op`` rather than saving its result (``directive``:
+    that of the loop around it; ``readonly``: arrays nothing writes during the call)."""
+    if isinstance(op, Const):
+        return True
+    if directive == "store":
+        return False
+    if isinstance(op, (Dim, Cast)):
+        return True
+    if isinstance(op, Prim):
+        return op.prim not in EXPENSIVE or directive == "recompute"
+    if isinstance(op, Load):
+        return id(op.operands[0]) in readonly
+    return False
+
+
 class Recorder:
     def __init__(self, fwd_top: Region, rev_top: Region, mirror: dict[int, Region], joint: bool,
                  preseed: dict[tuple[int, int], Value], readonly: set[int]) -> None:
@@ -137,17 +153,7 @@ class Recorder:
         return ""
 
     def recomputable(self, op: Op, directive: str) -> bool:
-        if isinstance(op, Const):
-            return True
-        if directive == "store":
-            return False
-        if isinstance(op, (Dim, Cast)):
-            return True
-        if isinstance(op, Prim):
-            return op.prim not in EXPENSIVE or directive == "recompute"
-        if isinstance(op, Load):
-            return id(op.operands[0]) in self.readonly
-        return False
+        return recomputable(op, directive, self.readonly)
 
     def recompute(self, op: Op, v: Value, target: Region) -> Value:
         if isinstance(op, Dim):

@@ -75,6 +75,7 @@ class AdjointFunction:
         self.mirror: dict[int, Region] = {}
         self.preseed: dict[tuple[int, int], Value] = {}
         self.nbdirs: Value | None = None
+        self.discarded: list[Region] = []
         self.written = _written_arrays(fn, module)
         active_params = activity.active_params(fn)
         #: arrays with an adjoint: active array parameters and active local arrays
@@ -448,7 +449,7 @@ class AdjointFunction:
 
     def reverse_loop(self, op: For | While, b: Builder, adj: dict[int, Value],
                      start: Value, stop: Value, step: Value, carried: list[Value],
-                     iv: tuple[Value, Value] | None) -> None:
+                     iv: tuple[Value, Value] | None) -> For:
         """The reversed loop: ``for`` over (start, stop, step) whose body reverses ``op``'s
         body; ``carried``: ``op``'s carried block arguments; ``iv``: (forward index, index)."""
         body = op.body
@@ -484,6 +485,7 @@ class AdjointFunction:
             adj[id(v)] = r
         for j, r in zip(slots, new.results[:len(slots)], strict=True):
             self.accumulate(b, adj, op.inits[j], r)
+        return new
 
     def rev_For(self, op: For, b: Builder, adj: dict[int, Value]) -> None:
         if not self.has_work(op):
@@ -491,10 +493,91 @@ class AdjointFunction:
                 adj.pop(id(r), None)
             return
         start, stop, step = (self.m(v) for v in op.operands[:3])
-        rstart, rstop, rstep = _reversed_range(b, start, stop, step)
         fwd_iv = self.map[id(op.body.args[0])]
+        if self.order_free(op):
+            # the iterations' adjoints only add up: run them in the forward order (which keeps
+            # a[i + 1] += ... of one iteration in a register for the next), unless the body
+            # needs saved values, which come back in reverse order
+            trial = Builder(Region(), b.loc)
+            trial_adj = dict(adj)
+            new = self.reverse_loop(op, trial, trial_adj, start, stop, step, op.body.args[1:],
+                                    (op.body.args[0], fwd_iv))
+            if not self.needs_record(new.body, op):
+                b.region.ops += trial.region.ops
+                adj.clear()
+                adj.update(trial_adj)
+                return
+            self.discarded.append(trial.region)  # keeps the ids in self.mirror unique
+        rstart, rstop, rstep = _reversed_range(b, start, stop, step)
         self.reverse_loop(op, b, adj, rstart, rstop, rstep, op.body.args[1:],
                           (op.body.args[0], fwd_iv))
+
+    def order_free(self, op: For) -> bool:
+        """Whether the reversed iterations may run in any order: the body writes no array
+        with an adjoint, calls no adjoint, has no while (its trip count is recorded), and
+        each active carried value is a sum (``s = s + e``, ``s`` used only there), so its
+        adjoint is the same in every iteration and the rest are commutative increments."""
+        body = op.body
+        for o in body.ops:
+            for inner in o.walk():
+                if isinstance(inner, Store) and id(inner.operands[0]) in self.shadowed:
+                    return False
+                if isinstance(inner, Call) and self.needs_adjoint_call(inner):
+                    return False
+                if isinstance(inner, While):
+                    return False
+        y = body.terminator
+        assert isinstance(y, Yield)
+        uses: dict[int, int] = {}
+        for o in body.ops:
+            for inner in o.walk():
+                for v in inner.operands:
+                    uses[id(v)] = uses.get(id(v), 0) + 1
+        for j, arg in enumerate(body.args[1:]):
+            if not (self.active(arg) or self.active(op.results[j])):
+                continue
+            nxt = y.operands[j].owner
+            if not (isinstance(nxt, Prim) and nxt.prim in ("add", "sub") and
+                    (nxt.operands[0] is arg or (nxt.prim == "add" and nxt.operands[1] is arg))
+                    and nxt.operands[0] is not nxt.operands[1] and uses.get(id(arg)) == 1
+                    and uses.get(id(y.operands[j])) == 1):
+                return False
+        return True
+
+    def needs_record(self, rev_body: Region, op: For) -> bool:
+        """Whether the reverse body reads a value of the loop that would be saved (popping
+        needs the reverse order)."""
+        from .record import recomputable
+        directive: dict[int, str] = {}  # value defined in the loop -> its loop's directive
+        ivs: set[int] = set()
+
+        def index(r: Region, d: str) -> None:
+            for a in r.args:
+                directive[id(a)] = d
+            for o in r.ops:
+                for v in o.results:
+                    directive[id(v)] = d
+                if isinstance(o, For):
+                    ivs.add(id(self.map[id(o.body.args[0])]))
+                for sub in o.regions:
+                    index(sub, o.directive if isinstance(o, (For, While)) else d)
+        fwd = self.fwd_region[id(op.body)]
+        index(fwd, op.directive)
+        ivs.add(id(fwd.args[0]))
+        readonly = self.readonly_params()
+        known: dict[int, bool] = {}
+
+        def available(v: Value) -> bool:
+            if id(v) not in directive or id(v) in ivs:
+                return True
+            if id(v) not in known:
+                o = v.owner
+                known[id(v)] = isinstance(o, Op) and recomputable(o, directive[id(v)], readonly) \
+                    and all(available(x) for x in o.operands)
+            return known[id(v)]
+
+        return any(not available(v) for top in rev_body.ops for o in top.walk()
+                   for v in o.operands)
 
     def rev_While(self, op: While, b: Builder, adj: dict[int, Value]) -> None:
         if id(op) not in self.trips:
