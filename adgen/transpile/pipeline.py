@@ -16,6 +16,7 @@ from .ir.verifier import verify_function
 from .transforms.cse import cse
 from .transforms.dce import dce
 from .transforms.fold import fold
+from .transforms.fuse import fuse
 
 if TYPE_CHECKING:
     from .analysis.activity import Request
@@ -215,6 +216,11 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
                 for fn in target.functions:
                     log.record("ad." + mode, fn)
             simplify_module(target, log=log)
+            if mode in ("reverse", "vector-reverse"):
+                for fn in target.functions:
+                    if fn.tape == "local" and fuse(fn):  # f_b: one loop for both sweeps
+                        log.record("fuse", fn)
+                        simplify(fn, log=log)
         irs[mode] = target
         outputs[mode] = emit_module(target, mode, options, command)
     warnings = [f"{w.loc}: warning: {w.message}" for w in diags.warnings]

@@ -30,24 +30,18 @@ size_t rosenbrock_b_tape_bytes(void)
 double rosenbrock_b(const double *x, double *xb, int64_t x_shape0, double retb)
 {
     /* rosenbrock.py:8: for i in range(len(x) - 1): */
-    int64_t tmp = x_shape0 - 1;
     double s = 0.0;
-    for (int64_t i = 0; i < tmp; ++i) {
-        /* rosenbrock.py:9: s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2 */
-        double x_i = x[i];
-        double tmp_1 = x[i + 1] - x_i * x_i;
-        double tmp_2 = 1.0 - x_i;
-        s = s + (100.0 * (tmp_1 * tmp_1) + tmp_2 * tmp_2);
-    }
-    /* rosenbrock.py:8: for i in range(len(x) - 1): */
     double sb = retb;
-    for (int64_t i = 0; i < tmp; ++i) {
+    for (int64_t i = 0; i < x_shape0 - 1; ++i) {
         /* rosenbrock.py:9: s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2 */
-        double x_i_1 = x[i];
-        int64_t tmp_3 = i + 1;
-        double tmp_4 = 2.0 * (x[tmp_3] - x_i_1 * x_i_1) * (100.0 * sb);
-        xb[i] += -(2.0 * (1.0 - x_i_1) * sb) - 2.0 * x_i_1 * tmp_4;
-        xb[tmp_3] += tmp_4;
+        int64_t tmp = i + 1;
+        double x_i = x[i];
+        double tmp_1 = x[tmp] - x_i * x_i;
+        double tmp_2 = 1.0 - x_i;
+        double tmp_3 = 2.0 * tmp_1 * (100.0 * sb);
+        xb[i] += -(2.0 * tmp_2 * sb) - 2.0 * x_i * tmp_3;
+        xb[tmp] += tmp_3;
+        s = s + (100.0 * (tmp_1 * tmp_1) + tmp_2 * tmp_2);
     }
     /* rosenbrock.py:10: return s */
     adgen_tape_bytes_last = 0;

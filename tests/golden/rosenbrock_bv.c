@@ -31,29 +31,23 @@ double rosenbrock_bv(const double *x, double *xb, int64_t x_shape0, const double
 {
     ADGEN_ASSUME(nbdirs > 0);
     /* rosenbrock.py:8: for i in range(len(x) - 1): */
-    int64_t tmp = x_shape0 - 1;
     double s = 0.0;
-    for (int64_t i = 0; i < tmp; ++i) {
-        /* rosenbrock.py:9: s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2 */
-        double x_i = x[i];
-        double tmp_1 = x[i + 1] - x_i * x_i;
-        double tmp_2 = 1.0 - x_i;
-        s = s + (100.0 * (tmp_1 * tmp_1) + tmp_2 * tmp_2);
-    }
-    /* rosenbrock.py:8: for i in range(len(x) - 1): */
     double sb[nbdirs];
     for (int64_t k = 0; k < nbdirs; ++k) sb[k] = retb[k];
-    for (int64_t i = 0; i < tmp; ++i) {
+    for (int64_t i = 0; i < x_shape0 - 1; ++i) {
         /* rosenbrock.py:9: s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2 */
-        double x_i_1 = x[i];
-        int64_t tmp_3 = i + 1;
-        double tmp_4 = 2.0 * (1.0 - x_i_1);
-        double tmp_5 = 2.0 * (x[tmp_3] - x_i_1 * x_i_1);
-        double tmp_6[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) tmp_6[k] = tmp_5 * (100.0 * sb[k]);
-        double tmp_7 = 2.0 * x_i_1;
-        for (int64_t k = 0; k < nbdirs; ++k) xb[i * nbdirs + k] += -(tmp_4 * sb[k]) - tmp_7 * tmp_6[k];
-        for (int64_t k = 0; k < nbdirs; ++k) xb[tmp_3 * nbdirs + k] += tmp_6[k];
+        int64_t tmp = i + 1;
+        double x_i = x[i];
+        double tmp_1 = x[tmp] - x_i * x_i;
+        double tmp_2 = 1.0 - x_i;
+        double tmp_3 = 2.0 * tmp_2;
+        double tmp_4 = 2.0 * tmp_1;
+        double tmp_5[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_5[k] = tmp_4 * (100.0 * sb[k]);
+        double tmp_6 = 2.0 * x_i;
+        for (int64_t k = 0; k < nbdirs; ++k) xb[i * nbdirs + k] += -(tmp_3 * sb[k]) - tmp_6 * tmp_5[k];
+        for (int64_t k = 0; k < nbdirs; ++k) xb[tmp * nbdirs + k] += tmp_5[k];
+        s = s + (100.0 * (tmp_1 * tmp_1) + tmp_2 * tmp_2);
     }
     /* rosenbrock.py:10: return s */
     adgen_tape_bytes_last = 0;
