@@ -132,3 +132,59 @@ def test_printer_shows_structure_and_locations() -> None:
     text = print_function(fn)
     assert "while(" in text and "cond {" in text and "condition" in text
     assert "// line 5" in text
+
+
+# -- passes of reverse mode ---------------------------------------------------------------
+
+def count(fn: Function, mnemonic: str) -> int:
+    return sum(1 for op in fn.walk() if op.mnemonic == mnemonic)
+
+
+def test_fuse_merges_independent_loops_over_one_range() -> None:
+    from adgen.transpile.transforms.fuse import fuse
+    fn = lower("from adgen import Array, f64\n\n"
+               "def f(x: Array[f64], y: Array[f64], n: int) -> float:\n"
+               "    s = 0.0\n"
+               "    for i in range(n):\n        s += x[i] * x[i]\n"
+               "    for j in range(n):\n        y[j] = 2.0 * x[j]\n"
+               "    return s\n")
+    simplify(fn)
+    assert count(fn, "for") == 2
+    assert fuse(fn)
+    verify_function(fn)
+    assert count(fn, "for") == 1
+
+
+@pytest.mark.parametrize("second", [
+    "    for j in range(n):\n        y[j] = s\n",                # reads the first loop's result
+    "    for j in range(n):\n        x[j] = 2.0 * y[j]\n",       # writes what the first reads
+    "    for j in range(n - 1):\n        y[j] = 2.0 * x[j]\n",   # another range
+])
+def test_fuse_keeps_dependent_loops_apart(second: str) -> None:
+    from adgen.transpile.transforms.fuse import fuse
+    fn = lower("from adgen import Array, f64\n\n"
+               "def f(x: Array[f64], y: Array[f64], n: int) -> float:\n"
+               "    s = 0.0\n"
+               "    for i in range(n):\n        s += x[i] * x[i]\n" + second +
+               "    return s\n")
+    simplify(fn)
+    assert not fuse(fn)
+    assert count(fn, "for") == 2
+
+
+def test_single_exit_leaves_one_return_and_no_breaks() -> None:
+    from adgen.transpile.transforms.single_exit import single_exit
+    fn = lower("def f(x: float, n: int) -> float:\n"
+               "    if x > 2.0:\n        return x\n"
+               "    for i in range(n):\n"
+               "        if x > 1.0:\n            break\n"
+               "        if x < 0.0:\n            continue\n"
+               "        if x == 0.5:\n            return 0.0\n"
+               "        x = x * 1.5\n"
+               "    return x\n")
+    out = single_exit(fn)
+    verify_function(out)
+    assert count(out, "break") == count(out, "continue") == 0
+    assert count(out, "return") == 1 and out.body.ops[-1].mnemonic == "return"
+    assert count(out, "for") == 0 and count(out, "while") == 1  # a for left by break/return
+    assert single_exit(lower("def g(x: float) -> float:\n    return x\n", "g")) is not None
