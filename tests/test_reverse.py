@@ -190,3 +190,23 @@ def test_directives_choose_store_or_recompute(tmp_path: Path) -> None:
     assert np.allclose(grads["default"][0], grads["store"][0], rtol=1e-14)
     assert np.allclose(grads["default"][0], grads["recompute"][0], rtol=1e-14)
     assert grads["default"][1] == pytest.approx(grads["recompute"][1], rel=1e-14)
+
+
+def test_loads_after_the_last_write_are_reloaded(tmp_path: Path) -> None:
+    """The first loop overwrites x[i] after reading it: the old value is saved (8 bytes per
+    element).  The second reads x after every write: it is read again, nothing is saved."""
+    path = module(tmp_path, """
+    def f(x: Array[f64], a: float) -> float:
+        for i in range(len(x)):
+            x[i] = a * x[i]
+        s = 0.0
+        for i in range(len(x)):
+            s += x[i] * x[i]
+        return s
+    """)
+    m = adgen.load(path, modes=("reverse",))
+    x = np.linspace(0.5, 1.5, 30)
+    _, (xb, ab) = m.f.vjp((x.copy(), 0.7), 1.0)
+    assert m.tape_bytes() == 8 * len(x)
+    assert np.allclose(xb, 2 * 0.7 * 0.7 * x)
+    assert ab == pytest.approx(2 * 0.7 * float(np.dot(x, x)))

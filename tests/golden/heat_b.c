@@ -59,26 +59,22 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
     for (int64_t i = 0; i < u_shape0; ++i) {
         /* heat.py:16: energy += u[i] * u[i] */
         double u_i_1 = u[i];
-        /* heat.py:15: for i in range(n): */
-        adgen_push_f64(&tape, u_i_1);
         energy = energy + u_i_1 * u_i_1;
     }
     /* heat.py:6: def heat(u: Array[f64], alpha: float, steps: int) -> f64: */
     double *newb = adgen_calloc((size_t)(u_shape0), sizeof(double));
     /* heat.py:15: for i in range(n): */
-    int64_t tmp_3 = u_shape0 - 1;
     double energyb = retb;
-    for (int64_t i = tmp_3; i >= 0; --i) {
-        double tmp_4 = adgen_pop_f64(&tape);
+    for (int64_t i = 0; i < u_shape0; ++i) {
         /* heat.py:16: energy += u[i] * u[i] */
-        ub[i] += 2.0 * tmp_4 * energyb;
+        ub[i] += 2.0 * u[i] * energyb;
     }
     /* heat.py:9: for _ in range(steps): */
     double alphab_1 = 0.0;
     for (int64_t _ = steps - 1; _ >= 0; --_) {
         /* heat.py:12: for i in range(1, n - 1): */
-        int64_t tmp_5 = tmp_3 - 1;
-        for (int64_t i = tmp_5; i >= 1; --i) {
+        int64_t tmp_3 = u_shape0 - 1 - 1;
+        for (int64_t i = tmp_3; i >= 1; --i) {
             /* heat.py:13: u[i] = new[i] */
             double ub_i = ub[i];
             ub[i] = 0.0;
@@ -86,20 +82,20 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
         }
         /* heat.py:10: for i in range(1, n - 1): */
         double alphab_2 = alphab_1;
-        for (int64_t i = tmp_5; i >= 1; --i) {
+        for (int64_t i = tmp_3; i >= 1; --i) {
+            double tmp_4 = adgen_pop_f64(&tape);
+            double tmp_5 = adgen_pop_f64(&tape);
             double tmp_6 = adgen_pop_f64(&tape);
-            double tmp_7 = adgen_pop_f64(&tape);
-            double tmp_8 = adgen_pop_f64(&tape);
             /* heat.py:11: new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) */
-            int64_t tmp_9 = i + 1;
-            int64_t tmp_10 = i - 1;
+            int64_t tmp_7 = i + 1;
+            int64_t tmp_8 = i - 1;
             double newb_i = newb[i];
             newb[i] = 0.0;
-            double tmp_11 = alpha * newb_i;
-            ub[tmp_9] += tmp_11;
-            ub[tmp_10] += tmp_11;
-            ub[i] += newb_i - 2.0 * tmp_11;
-            alphab_2 = alphab_2 + (tmp_8 - 2.0 * tmp_7 + tmp_6) * newb_i;
+            double tmp_9 = alpha * newb_i;
+            ub[tmp_7] += tmp_9;
+            ub[tmp_8] += tmp_9;
+            ub[i] += newb_i - 2.0 * tmp_9;
+            alphab_2 = alphab_2 + (tmp_6 - 2.0 * tmp_5 + tmp_4) * newb_i;
         }
         alphab_1 = alphab_2;
     }

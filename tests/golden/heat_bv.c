@@ -60,29 +60,25 @@ double heat_bv(double *u, double *ub, int64_t u_shape0, double alpha, double *al
     for (int64_t i = 0; i < u_shape0; ++i) {
         /* heat.py:16: energy += u[i] * u[i] */
         double u_i_1 = u[i];
-        /* heat.py:15: for i in range(n): */
-        adgen_push_f64(&tape, u_i_1);
         energy = energy + u_i_1 * u_i_1;
     }
     /* heat.py:6: def heat(u: Array[f64], alpha: float, steps: int) -> f64: */
     double *newb = adgen_calloc((size_t)(u_shape0 * nbdirs), sizeof(double));
     /* heat.py:15: for i in range(n): */
-    int64_t tmp_3 = u_shape0 - 1;
     double energyb[nbdirs];
     for (int64_t k = 0; k < nbdirs; ++k) energyb[k] = retb[k];
-    for (int64_t i = tmp_3; i >= 0; --i) {
-        double tmp_4 = adgen_pop_f64(&tape);
+    for (int64_t i = 0; i < u_shape0; ++i) {
         /* heat.py:16: energy += u[i] * u[i] */
-        double tmp_5 = 2.0 * tmp_4;
-        for (int64_t k = 0; k < nbdirs; ++k) ub[i * nbdirs + k] += tmp_5 * energyb[k];
+        double tmp_3 = 2.0 * u[i];
+        for (int64_t k = 0; k < nbdirs; ++k) ub[i * nbdirs + k] += tmp_3 * energyb[k];
     }
     /* heat.py:9: for _ in range(steps): */
     double alphab_1[nbdirs];
     for (int64_t k = 0; k < nbdirs; ++k) alphab_1[k] = 0.0;
     for (int64_t _ = steps - 1; _ >= 0; --_) {
         /* heat.py:12: for i in range(1, n - 1): */
-        int64_t tmp_6 = tmp_3 - 1;
-        for (int64_t i = tmp_6; i >= 1; --i) {
+        int64_t tmp_4 = u_shape0 - 1 - 1;
+        for (int64_t i = tmp_4; i >= 1; --i) {
             /* heat.py:13: u[i] = new[i] */
             double ub_i[nbdirs];
             for (int64_t k = 0; k < nbdirs; ++k) ub_i[k] = ub[i * nbdirs + k];
@@ -92,23 +88,23 @@ double heat_bv(double *u, double *ub, int64_t u_shape0, double alpha, double *al
         /* heat.py:10: for i in range(1, n - 1): */
         double alphab_2[nbdirs];
         for (int64_t k = 0; k < nbdirs; ++k) alphab_2[k] = alphab_1[k];
-        for (int64_t i = tmp_6; i >= 1; --i) {
+        for (int64_t i = tmp_4; i >= 1; --i) {
+            double tmp_5 = adgen_pop_f64(&tape);
+            double tmp_6 = adgen_pop_f64(&tape);
             double tmp_7 = adgen_pop_f64(&tape);
-            double tmp_8 = adgen_pop_f64(&tape);
-            double tmp_9 = adgen_pop_f64(&tape);
             /* heat.py:11: new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) */
-            double tmp_10 = tmp_9 - 2.0 * tmp_8 + tmp_7;
-            int64_t tmp_11 = i + 1;
-            int64_t tmp_12 = i - 1;
+            double tmp_8 = tmp_7 - 2.0 * tmp_6 + tmp_5;
+            int64_t tmp_9 = i + 1;
+            int64_t tmp_10 = i - 1;
             double newb_i[nbdirs];
             for (int64_t k = 0; k < nbdirs; ++k) newb_i[k] = newb[i * nbdirs + k];
             for (int64_t k = 0; k < nbdirs; ++k) newb[i * nbdirs + k] = 0.0;
-            double tmp_13[nbdirs];
-            for (int64_t k = 0; k < nbdirs; ++k) tmp_13[k] = alpha * newb_i[k];
-            for (int64_t k = 0; k < nbdirs; ++k) ub[tmp_11 * nbdirs + k] += tmp_13[k];
-            for (int64_t k = 0; k < nbdirs; ++k) ub[tmp_12 * nbdirs + k] += tmp_13[k];
-            for (int64_t k = 0; k < nbdirs; ++k) ub[i * nbdirs + k] += newb_i[k] - 2.0 * tmp_13[k];
-            for (int64_t k = 0; k < nbdirs; ++k) alphab_2[k] = alphab_2[k] + tmp_10 * newb_i[k];
+            double tmp_11[nbdirs];
+            for (int64_t k = 0; k < nbdirs; ++k) tmp_11[k] = alpha * newb_i[k];
+            for (int64_t k = 0; k < nbdirs; ++k) ub[tmp_9 * nbdirs + k] += tmp_11[k];
+            for (int64_t k = 0; k < nbdirs; ++k) ub[tmp_10 * nbdirs + k] += tmp_11[k];
+            for (int64_t k = 0; k < nbdirs; ++k) ub[i * nbdirs + k] += newb_i[k] - 2.0 * tmp_11[k];
+            for (int64_t k = 0; k < nbdirs; ++k) alphab_2[k] = alphab_2[k] + tmp_8 * newb_i[k];
         }
         for (int64_t k = 0; k < nbdirs; ++k) alphab_1[k] = alphab_2[k];
     }

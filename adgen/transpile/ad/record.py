@@ -9,8 +9,8 @@ in the reverse region that mirrors F:
 - F is the function body of a joint adjoint (``f_b``): v is visible as is.
   Straight-line code therefore records nothing.
 - v is cheap to recompute from values that are themselves available
-  (arithmetic, comparisons, casts, constants, array extents, and loads from
-  arrays nothing writes during the call): the op is repeated at the start of
+  (arithmetic, comparisons, casts, constants, array extents, and loads of
+  elements nothing writes between the load and the end of the forward sweep): the op is repeated at the start of
   the reverse region (seed 004's redundant execution).  Transcendental
   functions are saved rather than recomputed.  A loop marked
   ``# adgen: recompute`` recomputes them too; one marked ``# adgen: store``
@@ -43,9 +43,10 @@ EXPENSIVE = {name for name, p in PRIMS.items() if p.c_func is not None and p.c_o
     "abs", "fabs", "min", "max", "copysign", "floor", "ceil", "floordiv", "mod"}
 
 
-def recomputable(op: Op, directive: str, readonly: set[int]) -> bool:
+def recomputable(op: Op, directive: str, reloadable: set[int]) -> bool:
     """Whether the reverse sweep repeats ``op`` rather than saving its result (``directive``:
-    that of the loop around it; ``readonly``: arrays nothing writes during the call)."""
+    that of the loop around it; ``reloadable``: loads whose element does not change before
+    the reverse sweep reads it again)."""
     if isinstance(op, Const):
         return True
     if directive == "store":
@@ -55,19 +56,19 @@ def recomputable(op: Op, directive: str, readonly: set[int]) -> bool:
     if isinstance(op, Prim):
         return op.prim not in EXPENSIVE or directive == "recompute"
     if isinstance(op, Load):
-        return id(op.operands[0]) in readonly
+        return id(op.results[0]) in reloadable
     return False
 
 
 class Recorder:
     def __init__(self, fwd_top: Region, rev_top: Region, mirror: dict[int, Region], joint: bool,
-                 preseed: dict[tuple[int, int], Value], readonly: set[int]) -> None:
+                 preseed: dict[tuple[int, int], Value], reloadable: set[int]) -> None:
         self.fwd_top = fwd_top
         self.rev_top = rev_top
         self.mirror = mirror
         self.joint = joint
         self.cache: dict[tuple[int, int], Value] = dict(preseed)
-        self.readonly = readonly
+        self.reloadable = reloadable
         self.def_region: dict[int, Region] = {}
         self.parent_op: dict[int, Op] = {}  # forward region -> the op owning it
         self.region_of_op: dict[int, Region] = {}
@@ -153,7 +154,7 @@ class Recorder:
         return ""
 
     def recomputable(self, op: Op, directive: str) -> bool:
-        return recomputable(op, directive, self.readonly)
+        return recomputable(op, directive, self.reloadable)
 
     def recompute(self, op: Op, v: Value, target: Region) -> Value:
         if isinstance(op, Dim):

@@ -76,7 +76,6 @@ class AdjointFunction:
         self.preseed: dict[tuple[int, int], Value] = {}
         self.nbdirs: Value | None = None
         self.discarded: list[Region] = []
-        self.written = _written_arrays(fn, module)
         active_params = activity.active_params(fn)
         #: arrays with an adjoint: active array parameters and active local arrays
         self.shadowed = {id(p) for i, p in enumerate(fn.params)
@@ -228,7 +227,7 @@ class AdjointFunction:
                 self.preseed[(id(rev_top), id(v))] = nv
         _simplify_sweep(rev_top, fn)
         Recorder(fwd_top, rev_top, self.mirror, joint=not self.split, preseed=self.preseed,
-                 readonly=self.readonly_params()).run()
+                 reloadable=self.reloadable()).run()
         mode = "vector-reverse" if self.vector else "reverse"
         base = fn.primal + SUFFIX[self.vector]
         if not self.split:
@@ -246,14 +245,14 @@ class AdjointFunction:
                        nbdirs=self.nbdirs.name if self.nbdirs else None, tape="param")
         return [fwd, bwd]
 
-    def readonly_params(self) -> set[int]:
-        """Forward values of array parameters nothing in the function writes: their loads may
-        be repeated in the reverse sweep (joint mode only: in split mode the caller may write
-        the array between ``g_fwd`` and ``g_bwd``)."""
+    def reloadable(self) -> set[int]:
+        """Forward loads whose array element is still the same when the reverse sweep runs (no
+        write to the array after the load, nor in a loop around it): the reverse sweep may
+        load them again instead of saving them.  Joint mode only: between ``g_fwd`` and
+        ``g_bwd`` the caller may write the array."""
         if self.split:
             return set()
-        return {id(self.m(p)) for p in self.fn.params
-                if isinstance(p.type, ArrayType) and id(p) not in self.written}
+        return {id(self.map[id(op.result)]) for op in _stable_loads(self.fn, self.module)}
 
     # -- forward sweep ----------------------------------------------------------------------
     def clone_ops(self, ops: list[Op], new: Region) -> None:
@@ -564,7 +563,7 @@ class AdjointFunction:
         fwd = self.fwd_region[id(op.body)]
         index(fwd, op.directive)
         ivs.add(id(fwd.args[0]))
-        readonly = self.readonly_params()
+        reloadable = self.reloadable()
         known: dict[int, bool] = {}
 
         def available(v: Value) -> bool:
@@ -572,7 +571,7 @@ class AdjointFunction:
                 return True
             if id(v) not in known:
                 o = v.owner
-                known[id(v)] = isinstance(o, Op) and recomputable(o, directive[id(v)], readonly) \
+                known[id(v)] = isinstance(o, Op) and recomputable(o, directive[id(v)], reloadable) \
                     and all(available(x) for x in o.operands)
             return known[id(v)]
 
@@ -623,16 +622,41 @@ def _substitute_tree(region: Region, subst: dict[int, Value]) -> None:
             op.operands = [subst.get(id(v), v) for v in op.operands]
 
 
-def _written_arrays(fn: Function, module: Module) -> set[int]:
-    """Arrays (values) that ``fn`` writes, directly or through calls."""
-    out: set[int] = set()
-    for op in fn.walk():
-        if isinstance(op, Store):
-            out.add(id(op.operands[0]))
-        elif isinstance(op, Call):
-            callee = module.function(op.callee)
-            w = written_params(callee, module)
-            out.update(id(a) for p, a in enumerate(op.operands) if p in w)
+def _stable_loads(fn: Function, module: Module) -> list[Load]:
+    """Loads whose array is not written later in program order, nor anywhere in a loop around
+    the load (a later iteration would overwrite the element)."""
+    pos: dict[int, int] = {}
+    end: dict[int, int] = {}
+    writes: dict[int, list[int]] = {}  # array -> positions of the ops that may write it
+    loads: list[tuple[Load, list[Op]]] = []
+    counter = 0
+
+    def walk(region: Region, loops: list[Op]) -> None:
+        nonlocal counter
+        for op in region.ops:
+            counter += 1
+            pos[id(op)] = counter
+            if isinstance(op, Store):
+                writes.setdefault(id(op.operands[0]), []).append(counter)
+            elif isinstance(op, Call):
+                for p in written_params(module.function(op.callee), module):
+                    writes.setdefault(id(op.operands[p]), []).append(counter)
+            elif isinstance(op, Load):
+                loads.append((op, loops))
+            inner = loops + [op] if isinstance(op, (For, While)) else loops
+            for sub in op.regions:
+                walk(sub, inner)
+            end[id(op)] = counter
+
+    walk(fn.body, [])
+    out = []
+    for load, loops in loads:
+        ws = writes.get(id(load.operands[0]), [])
+        if any(w > pos[id(load)] for w in ws):
+            continue
+        if any(pos[id(loop)] <= w <= end[id(loop)] for loop in loops for w in ws):
+            continue
+        out.append(load)
     return out
 
 
