@@ -15,7 +15,7 @@ extern "C" {
 /* heat_b: adjoint of heat (heat.py:6).
  *   independents: u, alpha
  *   dependents:   u, return
- *   ub: in: adjoint of u on exit (consumed); out: incremented by the adjoint of u on entry
+ *   ub (u_shape0): on entry the adjoint of u on exit, on return the adjoint of u on entry
  *   alphab: incremented by the adjoint of alpha
  *   retb: in, adjoint of the return value (consumed)
  *   returns the value of heat

@@ -5,7 +5,7 @@
  * heat_bv: vector adjoint of heat (heat.py:6).
  *   independents: u, alpha
  *   dependents:   u, return
- *   ub: in: adjoint of u on exit (consumed); out: incremented by the adjoint of u on entry
+ *   ub (u_shape0 x nbdirs): on entry the adjoint of u on exit, on return the adjoint of u on entry
  *   alphab [nbdirs]: incremented by the adjoint of alpha
  *   retb [nbdirs]: in, adjoint of the return value (consumed)
  *   returns the value of heat

@@ -15,10 +15,10 @@ extern "C" {
 /* layer_bv: vector adjoint of layer (layer.py:8).
  *   independents: W, b, x, y
  *   dependents:   y, return
- *   Wb: incremented by the adjoint of W
- *   bb: incremented by the adjoint of b
- *   xb: incremented by the adjoint of x
- *   yb: in: adjoint of y on exit (consumed); out: incremented by the adjoint of y on entry
+ *   Wb (W_shape0 x W_shape1 x nbdirs): incremented by the adjoint of W
+ *   bb (b_shape0 x nbdirs): incremented by the adjoint of b
+ *   xb (x_shape0 x nbdirs): incremented by the adjoint of x
+ *   yb (y_shape0 x nbdirs): on entry the adjoint of y on exit, on return the adjoint of y on entry
  *   retb [nbdirs]: in, adjoint of the return value (consumed)
  *   returns the value of layer
  *   Input adjoints are added to (zero them first); output adjoints are consumed.

@@ -15,8 +15,8 @@
  * spiral_length_b: adjoint of spiral_length (polar.py:14).
  *   independents: xs, ys
  *   dependents:   return
- *   xsb: incremented by the adjoint of xs
- *   ysb: incremented by the adjoint of ys
+ *   xsb (xs_shape0): incremented by the adjoint of xs
+ *   ysb (ys_shape0): incremented by the adjoint of ys
  *   retb: in, adjoint of the return value (consumed)
  *   returns the value of spiral_length
  *   Input adjoints are added to (zero them first); output adjoints are consumed.

@@ -28,8 +28,8 @@ void to_polar_bv(double x, double *xb, double y, double *yb, const double *ret0b
 /* spiral_length_bv: vector adjoint of spiral_length (polar.py:14).
  *   independents: xs, ys
  *   dependents:   return
- *   xsb: incremented by the adjoint of xs
- *   ysb: incremented by the adjoint of ys
+ *   xsb (xs_shape0 x nbdirs): incremented by the adjoint of xs
+ *   ysb (ys_shape0 x nbdirs): incremented by the adjoint of ys
  *   retb [nbdirs]: in, adjoint of the return value (consumed)
  *   returns the value of spiral_length
  *   Input adjoints are added to (zero them first); output adjoints are consumed.

@@ -5,7 +5,7 @@
  * rosenbrock_b: adjoint of rosenbrock (rosenbrock.py:6).
  *   independents: x
  *   dependents:   return
- *   xb: incremented by the adjoint of x
+ *   xb (x_shape0): incremented by the adjoint of x
  *   retb: in, adjoint of the return value (consumed)
  *   returns the value of rosenbrock
  *   Input adjoints are added to (zero them first); output adjoints are consumed.

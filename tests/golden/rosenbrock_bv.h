@@ -15,7 +15,7 @@ extern "C" {
 /* rosenbrock_bv: vector adjoint of rosenbrock (rosenbrock.py:6).
  *   independents: x
  *   dependents:   return
- *   xb: incremented by the adjoint of x
+ *   xb (x_shape0 x nbdirs): incremented by the adjoint of x
  *   retb [nbdirs]: in, adjoint of the return value (consumed)
  *   returns the value of rosenbrock
  *   Input adjoints are added to (zero them first); output adjoints are consumed.

@@ -72,12 +72,15 @@ def describe_adjoint(fn: Function, sig: CSignature, module: Module) -> list[str]
                 written = not sig.params[[q.name for q in sig.params].index(pc)].ctype.startswith(
                     "const")
                 ins.append(pc)
+                shape = [q.name for q in sig.params
+                         if q.source[0] == "shape" and q.source[1] == index[primal]]
+                dims = " x ".join(shape + ([fn.nbdirs] if fn.nbdirs else []))
                 if written:
                     outs.append(pc)
-                    notes.append(f"  {p.name}: in: adjoint of {pc} on exit (consumed); out: "
-                                 f"incremented by the adjoint of {pc} on entry")
+                    notes.append(f"  {p.name} ({dims}): on entry the adjoint of {pc} on exit, on "
+                                 f"return the adjoint of {pc} on entry")
                 else:
-                    notes.append(f"  {p.name}: incremented by the adjoint of {pc}")
+                    notes.append(f"  {p.name} ({dims}): incremented by the adjoint of {pc}")
             elif name in fn.tangent_of:
                 what = fn.tangent_of[name]
                 outs.append("return" if what == "return" else what)
