@@ -252,7 +252,9 @@ class AdjointFunction:
         ``g_bwd`` the caller may write the array."""
         if self.split:
             return set()
-        return {id(self.map[id(op.result)]) for op in _stable_loads(self.fn, self.module)}
+        params = {id(p) for p in self.fn.params}  # a local array may be freed by then
+        return {id(self.map[id(op.result)]) for op in _stable_loads(self.fn, self.module)
+                if id(op.operands[0]) in params}
 
     # -- forward sweep ----------------------------------------------------------------------
     def clone_ops(self, ops: list[Op], new: Region) -> None:
@@ -367,8 +369,14 @@ class AdjointFunction:
         c_params = self.activity.active_params(callee)
         c_results = self.activity.active_results(callee)
         args: list[Value] = []
+        params = {id(p) for p in self.fn.params}
         for p, a in enumerate(op.operands):
-            args.append(self.m(a))
+            if isinstance(a.type, ArrayType) and id(a) not in params:
+                # g_bwd never reads a primal array (only its extents), and a local array of
+                # the caller may be gone by now: pass the adjoint array in its place
+                args.append(self.shadow_or_zero(b, a))
+            else:
+                args.append(self.m(a))
             if p in c_params and isinstance(a.type, ArrayType):
                 args.append(self.shadow_or_zero(b, a))
         for j in c_results:
