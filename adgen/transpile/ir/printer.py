@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from .core import (
-    Call, Const, Dim, For, Function, If, Module, Op, Prim, Region, Value, While,
+    Call, Const, Dim, For, Function, If, Module, Op, Pop, Prim, Region, Value, While,
 )
 
 
@@ -86,6 +86,8 @@ class Printer:
             self.lines.append(f"{pad}}} do({self.vals(body.args)}) {{")
             self.region_ops(body, depth + 1)
             self.lines.append(f"{pad}}}")
+        elif isinstance(op, Pop):
+            self.lines.append(f"{pad}{lhs}pop : {types}{loc}")
         else:
             self.lines.append(f"{pad}{lhs}{op.mnemonic} {self.vals(op.operands)}{loc}")
 
