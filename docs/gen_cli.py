@@ -232,12 +232,14 @@ def render() -> str:
         f"{cli.EXIT_BAD_INPUT} and the message `not supported yet`, and write nothing.",
         "",
         "`--build` compiles exactly the modes given into a Python extension in the build cache "
-        "and prints its path; `--check` builds its own (primal plus the modes given) and "
-        "prints a table, one row per function and check (see "
-        "[python-api.md](python-api.md#adgencheck)). With `-q` only a failing table is "
-        "printed. The vector check compares with the scalar tangent, so give `--mode forward` "
-        "with `--mode vector-forward`: with `vector-forward` alone, `--check` currently stops "
-        f"with an internal error (exit code {cli.EXIT_INTERNAL}).",
+        "and prints its path; `--check` builds its own (the primal, the modes given and what "
+        "their checks compare with: the scalar tangent for `vector-forward` and `reverse`, the "
+        "scalar adjoint for `vector-reverse`) and prints a table, one row per function and "
+        "check (see [python-api.md](python-api.md#adgencheck)). The tangent is compared with "
+        "finite differences when `forward` or `reverse` is given, the adjoint with the tangent "
+        "(dot-product test) when `reverse` is given, and each vector mode with its scalar mode "
+        "(see [reverse-mode.md](reverse-mode.md#validation)). With `-q` only a failing table is "
+        "printed.",
         "",
         "## Choosing what to differentiate",
         "",
