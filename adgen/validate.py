@@ -372,7 +372,7 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
             report.rows.append(checker.forward())
         if "vector-forward" in modes and fn._vector is not None:
             report.rows.append(checker.vector())
-        if "reverse" in modes and fn._reverse is not None:
+        if fn._reverse is not None and any(m in modes for m in ("reverse", "vector-reverse")):
             report.rows.append(checker.reverse())
         if "vector-reverse" in modes and fn._vector_reverse is not None:
             report.rows.append(checker.vector_reverse())

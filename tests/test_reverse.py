@@ -210,3 +210,15 @@ def test_loads_after_the_last_write_are_reloaded(tmp_path: Path) -> None:
     assert m.tape_bytes() == 8 * len(x)
     assert np.allclose(xb, 2 * 0.7 * 0.7 * x)
     assert ab == pytest.approx(2 * 0.7 * float(np.dot(x, x)))
+
+
+def test_adjoint_of_a_function_returning_nothing_returns_void(tmp_path: Path) -> None:
+    from adgen.api import transpile
+    path = module(tmp_path, """
+    def smooth(x: Array[f64], w: float) -> None:
+        for i in range(1, len(x) - 1):
+            x[i] = x[i] + w * (x[i - 1] - 2.0 * x[i] + x[i + 1])
+    """)
+    header = transpile(path, ["reverse"]).outputs["reverse"].header.text  # type: ignore[attr-defined]
+    assert "void smooth_b(double *x, double *xb, int64_t x_shape0, double w, double *wb);" in header
+    assert "returns the value" not in header

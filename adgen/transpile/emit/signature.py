@@ -95,7 +95,8 @@ def signature(fn: Function, written: set[int], functions: frozenset[str] = froze
     placed = {p.source[1] for p in params if p.source[0] == "result"}
     c_return: int | None = None
     return_ctype = "void"
-    if fn.results and not fn.returns_tuple and isinstance(fn.results[0].type, ScalarType):
+    if fn.results and not fn.returns_tuple and isinstance(fn.results[0].type, ScalarType) \
+            and fn.results[0].name not in fn.increments:
         c_return = 0
         return_ctype = scalar_ctype(fn.results[0].type)
     for j, r in enumerate(fn.results):
