@@ -56,3 +56,18 @@ def test_links_between_pages_resolve() -> None:
             assert linked.exists(), f"{page.name} links to missing {target}"
             if anchor:
                 assert anchor in _anchors(linked), f"{page.name} links to missing {target}#{anchor}"
+
+
+def test_readme_shows_real_generated_code() -> None:
+    """Every C function shown in the README is a verbatim excerpt of a golden file."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    golden = {p.name: p.read_text(encoding="utf-8") for p in (ROOT / "tests" / "golden").glob("*.c")}
+    shown = 0
+    for block in re.findall(r"```c\n(.*?)```", readme, flags=re.S):
+        m = re.match(r"\w[\w ]*?\b(\w+)\(", block)
+        if m is None or "{" not in block:
+            continue  # a call, not a definition
+        shown += 1
+        assert any(block in text for text in golden.values()), \
+            f"README's {m.group(1)} is not what adgen generates (see tests/golden)"
+    assert shown >= 2
