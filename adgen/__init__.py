@@ -1,8 +1,9 @@
 """adgen: ahead-of-time automatic differentiation of a typed Python subset to C.
 
     import adgen
-    m = adgen.load("model.py", modes=("forward",))
+    m = adgen.load("model.py", modes=("forward", "reverse"))
     y, ydot = m.f.jvp((x, n), (xdot, None))
+    y, (xbar, _) = m.f.vjp((x, n), 1.0)
 
 ``adgen.api.transpile`` gives the generated text without building it.  The names a module imports to run unchanged in CPython (``Array``, ``f64``,
 ``zeros``...) are re-exported here from ``adgen.lang``.
@@ -14,12 +15,12 @@ __version__ = "0.1.0"
 
 from .lang import Array, f32, f64, i32, i64, prange, zeros  # noqa: E402
 
-__all__ = ["AdgenError", "Array", "LoadError", "UsageError", "check", "f32", "f64", "i32", "i64",
-           "load", "prange", "zeros", "__version__"]
+__all__ = ["AdgenError", "AdgenWarning", "Array", "LoadError", "UsageError", "check", "f32", "f64",
+           "i32", "i64", "load", "prange", "zeros", "__version__"]
 
 
 def __getattr__(name: str):  # lazy: keep `from adgen import Array` cheap for CPython runs
-    if name in ("load", "check", "AdgenError", "LoadError", "UsageError"):
+    if name in ("load", "check", "AdgenError", "AdgenWarning", "LoadError", "UsageError"):
         from . import api
         return getattr(api, name)
     raise AttributeError(name)

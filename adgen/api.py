@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -22,6 +23,11 @@ PLANNED_MODES = ("hvp",)
 
 class LoadError(Exception):
     """Bad input to ``adgen.load``; the message is the located diagnostic."""
+
+
+class AdgenWarning(UserWarning):
+    """Legal code whose derivative is probably not what was meant (``adgen.load`` issues one
+    per warning the command line prints; ``werror=True`` makes them a ``LoadError``)."""
 
 
 def check_modes(modes: Iterable[str]) -> list[str]:
@@ -126,7 +132,7 @@ def load(path: str, modes: Sequence[str] = ("primal", "forward"), target: str = 
          wrt: Sequence[str] | None = None, of: Sequence[str] | None = None,
          functions: Sequence[str] | None = None, head: str | None = None,
          precision: str = "f64", debug: bool = False,
-         cflags: Sequence[str] | None = None) -> AdgenModule:
+         cflags: Sequence[str] | None = None, werror: bool = False) -> AdgenModule:
     """Transpile, build (cached) and bind ``path``; returns its functions."""
     modes = list(dict.fromkeys(["primal", *modes]))
     try:
@@ -136,6 +142,16 @@ def load(path: str, modes: Sequence[str] = ("primal", "forward"), target: str = 
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
         raise LoadError(format_error(err, lines).rstrip()) from None
+    if t.warnings:
+        from .transpile.frontend.diagnostics import format_message
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        texts = [format_message("error" if werror else "warning", w.loc, w.message, lines).rstrip()
+                 for w in t.warnings]
+        if werror:
+            raise LoadError("\n".join(texts))
+        for text in texts:
+            warnings.warn(text, AdgenWarning, stacklevel=2)
     flags = tuple(cflags) if cflags is not None else (DEBUG_CFLAGS if debug else DEFAULT_CFLAGS)
     return bind(t, path, flags)
 
@@ -179,4 +195,5 @@ def check(path: str, modes: Sequence[str] = ("forward", "vector-forward", "rever
     return run_checks(path, modes, args=args, seed=seed, **options)
 
 
-__all__ = ["AdgenError", "AdgenModule", "LoadError", "UsageError", "check", "load", "transpile"]
+__all__ = ["AdgenError", "AdgenModule", "AdgenWarning", "LoadError", "UsageError", "check", "load",
+           "transpile"]

@@ -70,7 +70,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true",
                    help="bounds checks and asserts in the generated code (-DADGEN_DEBUG to enable)")
     p.add_argument("--cflags", help="C compiler flags for --build/--check (default -O3)")
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument("--werror", action="store_true",
+                   help="treat warnings (derivatives lost in floor/int(), float equality on "
+                        "an active value) as errors: exit 2, write nothing")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="print nothing but warnings and errors")
     p.add_argument("-v", "--verbose", action="store_true", help="say what is being done")
     p.add_argument("--version", action="version", version=f"adgen {__version__}")
     return p
@@ -132,8 +136,13 @@ def run(argv: Sequence[str]) -> int:
     except UsageError as err:
         print(f"adgen: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    from .transpile.frontend.diagnostics import format_message
     for w in t.warnings:
-        print(w, file=sys.stderr)
+        sys.stderr.write(format_message("error" if args.werror else "warning", w.loc,
+                                        w.message + (" [--werror]" if args.werror else ""),
+                                        source_lines))
+    if args.werror and t.warnings:
+        return EXIT_BAD_INPUT
 
     if args.dump_ir:
         if args.dump_ir == "all":

@@ -20,6 +20,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 
 def module(text: str) -> str:
@@ -601,3 +602,53 @@ def test_load_raises_located_error(tmp_path: Path) -> None:
     assert text.startswith(f"{path}:2:12: error: unknown name 'y'")
     assert "    return y * 2.0" in text
     _assert_caret(text, "    return y * 2.0", 12)
+
+
+# -- warnings: legal code whose derivative is probably not what was meant ---------------------
+
+WARNED = '''import math
+
+
+def f(x: float, y: float) -> float:
+    k = int(x * 4.0)
+    z = math.floor(y) * x
+    if x == y:
+        return z
+    return z * k
+'''
+
+
+def test_warnings_are_located_and_werror_makes_them_errors(tmp_path: Path) -> None:
+    path = tmp_path / "model.py"
+    path.write_text(WARNED)
+    r = run_cli(str(path), "--mode", "reverse", "-o", str(tmp_path / "out"), "-q")
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    heads = [ln for ln in lines if ": warning: " in ln]
+    assert [h.split(": warning: ")[0] for h in heads] == [f"{path}:5:9", f"{path}:6:9", f"{path}:7:8"]
+    assert "int() of a value that depends on an independent input" in heads[0]
+    assert "'math.floor' of a value" in heads[1]
+    assert "floats compared for equality" in heads[2]
+    assert lines[1].strip() == "k = int(x * 4.0)" and lines[2].strip() == "^"
+    r = run_cli(str(path), "--mode", "reverse", "-o", str(tmp_path / "out2"), "--werror")
+    assert r.returncode == 2
+    assert r.stderr.count(": error: ") == 3 and "Traceback" not in r.stderr
+    assert not (tmp_path / "out2").exists()
+
+
+def test_no_warning_without_an_independent(tmp_path: Path) -> None:
+    path = tmp_path / "model.py"
+    path.write_text(WARNED)
+    r = run_cli(str(path), "--mode", "forward", "--wrt", "y", "-o", str(tmp_path / "out"), "-q")
+    assert r.returncode == 0
+    assert "int()" not in r.stderr and "equality" in r.stderr  # x is a constant now; y is not
+
+
+def test_load_issues_python_warnings(tmp_path: Path) -> None:
+    import adgen
+    path = tmp_path / "model.py"
+    path.write_text(WARNED)
+    with pytest.warns(adgen.AdgenWarning, match="int\\(\\) of a value"):
+        adgen.load(str(path), modes=("reverse",))
+    with pytest.raises(adgen.LoadError, match="error: int\\(\\) of a value"):
+        adgen.load(str(path), modes=("reverse",), werror=True)

@@ -20,6 +20,7 @@ from .transforms.fuse import fuse
 
 if TYPE_CHECKING:
     from .analysis.activity import Request
+    from .frontend.diagnostics import Warning_
 
 Pass = Callable[[Function], bool]
 
@@ -107,7 +108,7 @@ class Transpiled:
     outputs: dict[str, object]  # mode -> EmittedModule
     ir: dict[str, Module]  # mode -> IR that was emitted
     log: PassLog
-    warnings: list[str]
+    warnings: list["Warning_"]  # located, in source order
 
 
 def build_requests(module: Module, sel: Selection) -> dict[str, "Request"]:
@@ -165,6 +166,7 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
                      command: str = "") -> Transpiled:
     from .ad.forward import differentiate
     from .analysis.activity import analyze
+    from .analysis.lint import lint
     from .emit.c import EmitOptions
     from .emit.module import emit_module
     from .frontend.diagnostics import Diagnostics
@@ -198,6 +200,7 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
                                      "has floating-point inputs and outputs")
             if mode in ("forward", "vector-forward"):
                 activity = analyze(module, requests)
+                diags.warnings += lint(module, activity)
                 target = differentiate(module, activity, vector=(mode == "vector-forward"))
             else:
                 from .ad import reverse
@@ -209,6 +212,7 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
                         for fn in single_exit.functions:
                             log.record("single_exit", fn)
                 activity = analyze(single_exit, requests)
+                diags.warnings += lint(single_exit, activity)
                 target = reverse.differentiate(single_exit, activity,
                                                vector=(mode == "vector-reverse"))
             verify_module(target)
@@ -223,5 +227,6 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
                         simplify(fn, log=log)
         irs[mode] = target
         outputs[mode] = emit_module(target, mode, options, command)
-    warnings = [f"{w.loc}: warning: {w.message}" for w in diags.warnings]
+    unique = {(w.loc, w.message): w for w in diags.warnings}
+    warnings = sorted(unique.values(), key=lambda w: (w.loc.file, w.loc.line, w.loc.col))
     return Transpiled(module, outputs, irs, log, warnings)

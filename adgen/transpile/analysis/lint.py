@@ -1,0 +1,65 @@
+"""Warnings for legal code whose derivative is probably not what the user meant.
+
+Both need the activity analysis (what depends on an independent input):
+
+- a value that depends on an independent flows into ``floor``/``ceil``/``//``
+  of floats or ``int()``: the result is piecewise constant, so that path
+  contributes nothing to the derivative (documented convention, but often a
+  surprise);
+- floats compared for equality (``==``/``!=``) where an operand depends on an
+  independent: the branch taken is decided by an exact value that any
+  perturbation changes, so the derivative describes a single point.
+
+``adgen --werror`` (``werror=True`` in the API) turns them into errors.
+"""
+
+from __future__ import annotations
+
+from ..frontend.diagnostics import Warning_
+from ..ir.core import Cast, Loc, Module, Prim
+from ..ir.types import ScalarType
+from .activity import ModuleActivity
+
+SPELLING = {"floor": "floor", "ifloor": "math.floor", "ceil": "ceil", "iceil": "math.ceil",
+            "floordiv": "//"}
+
+
+def lint(module: Module, activity: ModuleActivity) -> list[Warning_]:
+    out: list[Warning_] = []
+    seen: set[tuple[Loc, str]] = set()
+
+    def warn(loc: Loc, message: str) -> None:
+        if (loc, message) not in seen:
+            seen.add((loc, message))
+            out.append(Warning_(loc, message))
+
+    for fn in module.functions:
+        act = activity.functions.get(fn.name)
+        if act is None or not activity.needs_derivative(fn.name):
+            continue
+        varied = act.varied
+        for op in fn.walk():
+            if isinstance(op, Prim) and op.prim in SPELLING and any(
+                    id(v) in varied and _is_float(v.type) for v in op.operands):
+                warn(op.loc, f"'{SPELLING[op.prim]}' of a value that depends on an independent "
+                             "input: its derivative is taken as 0 (the result is piecewise "
+                             "constant)")
+            elif isinstance(op, Cast) and _is_float(op.operands[0].type) and \
+                    _is_int(op.result.type) and id(op.operands[0]) in varied:
+                warn(op.loc, "int() of a value that depends on an independent input: its "
+                             "derivative is taken as 0 (the result is piecewise constant)")
+            elif isinstance(op, Prim) and op.prim in ("eq", "ne") and \
+                    any(_is_float(v.type) and id(v) in varied for v in op.operands):
+                warn(op.loc, "floats compared for equality on a value that depends on an "
+                             "independent input: the derivative holds only at points where the "
+                             "comparison does not change (compare with a tolerance)")
+    out.sort(key=lambda w: (w.loc.file, w.loc.line, w.loc.col))
+    return out
+
+
+def _is_float(t: object) -> bool:
+    return isinstance(t, ScalarType) and t.is_float
+
+
+def _is_int(t: object) -> bool:
+    return isinstance(t, ScalarType) and t.is_int
