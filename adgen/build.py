@@ -107,6 +107,33 @@ def _find_extension(target: Path, modname: str) -> Path | None:
     return path if path.exists() else None
 
 
+class _Captured:
+    def __init__(self) -> None:
+        self.file = tempfile.TemporaryFile(mode="w+b")
+
+    def read(self) -> str:
+        self.file.seek(0)
+        return self.file.read().decode("utf-8", errors="replace")
+
+
+@contextlib.contextmanager
+def _capture_fds():  # type: ignore[no-untyped-def]
+    """Send what the compiler processes write to stdout/stderr to a file (kept for errors)."""
+    out = _Captured()
+    saved = [os.dup(1), os.dup(2)]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.dup2(out.file.fileno(), 1)
+        os.dup2(out.file.fileno(), 2)
+        yield out
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
+
+
 def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...]) -> None:
     import cffi
 
@@ -126,10 +153,12 @@ def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...]) ->
                        extra_compile_args=list(cflags), libraries=["m"])
         log = io.StringIO()
         try:
-            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log), \
+                    _capture_fds() as compiler_output:
                 ffi.compile(tmpdir=str(tmp), verbose=False)
         except Exception as exc:  # distutils raises its own error types
-            raise BuildError(f"compiling the generated C failed:\n{log.getvalue()}\n{exc}") from None
+            raise BuildError(f"compiling the C failed:\n{compiler_output.read()}"
+                             f"{log.getvalue()}\n{exc}") from None
         try:
             os.rename(tmp, target)
         except OSError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import sys
 import tempfile
@@ -57,8 +58,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--build", action="store_true",
                    help="compile the generated C into a Python extension (cached) and print its path")
     p.add_argument("--check", action="store_true",
-                   help="validate: primal vs CPython, tangent vs finite differences, vector vs "
-                        "scalar tangents; exit 1 on failure")
+                   help="validate: primal vs CPython, tangent vs finite differences, adjoint vs "
+                        "tangent (dot product), vector vs scalar derivatives; exit 1 on failure")
+    p.add_argument("--source", action="append", default=[], metavar="FILE.c",
+                   help="with --build/--check: compile FILE.c (e.g. a hand-edited generated "
+                        "file) instead of the generated file of the same name, which is then not "
+                        "written; repeat for several")
     p.add_argument("--seed", type=int, default=0, help="random seed of --check inputs")
     p.add_argument("-MD", dest="make_deps", action="store_true",
                    help="write a Make dependency file (OUTDIR/MODULE.d unless -MF is given)")
@@ -161,7 +166,11 @@ def run(argv: Sequence[str]) -> int:
     try:
         os.makedirs(outdir, exist_ok=True)
         written = []
+        kept = {os.path.basename(src) for src in args.source}
         for name, text in files.items():
+            if name in kept:
+                verbose(f"kept {name}: --source {name} replaces it")
+                continue  # never overwrite the edited file the user asks to check
             full = os.path.join(outdir, name)
             changed = write_atomic(full, text)
             written.append(full)
@@ -179,17 +188,34 @@ def run(argv: Sequence[str]) -> int:
 
     flags = tuple(shlex.split(args.cflags)) if args.cflags else (
         DEBUG_CFLAGS if args.debug else DEFAULT_CFLAGS)
-    if args.build:
-        verbose("compiling with gcc")
-        from .api import unit_of
-        bind(t, path, flags)
-        say(str(extension_path(t.module.name, unit_of(t), flags)))
+    from .build import BuildError
+    from .validate import run_checks, use_sources
+    try:
+        if args.source and not (args.build or args.check):
+            raise UsageError("--source needs --build or --check")
+        if args.build:
+            verbose("compiling with gcc")
+            from .api import unit_of
+            use_sources(t, args.source)
+            bind(t, path, flags)
+            say(str(extension_path(t.module.name, unit_of(t), flags)))
+        if args.check:
+            verbose("checking")
+            report = run_checks(path, modes, functions=args.functions, wrt=args.wrt, of=args.of,
+                                head=args.head, precision=args.precision, debug=args.debug,
+                                cflags=flags, seed=args.seed, sources=args.source)
+    except UsageError as err:
+        print(f"adgen: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BuildError as err:
+        if not args.source:
+            raise  # generated code that does not compile is a bug in adgen
+        text = str(err)
+        for src in args.source:  # name the user's file, not its copy in the build directory
+            text = re.sub(r"\S*/\.build-[^/\s]+/" + re.escape(os.path.basename(src)), src, text)
+        print(f"adgen: error: {text}", file=sys.stderr)
+        return EXIT_CHECK_FAILED
     if args.check:
-        from .validate import run_checks
-        verbose("checking")
-        report = run_checks(path, modes, functions=args.functions, wrt=args.wrt, of=args.of,
-                            head=args.head, precision=args.precision, debug=args.debug,
-                            cflags=flags, seed=args.seed)
         if not args.quiet or not report.ok:
             print(report.table())
         if not report.ok:

@@ -17,6 +17,7 @@ check a function at inputs of your own.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -329,6 +330,22 @@ class Checker:
                         self.tol["vector-reverse"])
 
 
+def use_sources(t: Any, sources: Sequence[str]) -> None:
+    """Replace generated C text by the files in ``sources`` (matched by file name)."""
+    from .transpile.pipeline import UsageError
+    by_name = {emitted.source.name: emitted for emitted in t.outputs.values()}
+    for src in sources:
+        name = os.path.basename(src)
+        if name not in by_name:
+            raise UsageError(f"{src}: not a file this module generates for the modes checked "
+                             f"({', '.join(sorted(by_name))})")
+        try:
+            with open(src, encoding="utf-8") as f:
+                by_name[name].source.text = f.read()
+        except OSError as exc:
+            raise UsageError(f"cannot read {src}: {exc.strerror}") from None
+
+
 def _dot(a: Sequence[Any], b: Sequence[Any]) -> float:
     """Sum of elementwise products over matching entries (None counts as zero)."""
     total = 0.0
@@ -343,7 +360,10 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
                args: dict[str, Sequence[Any]] | None = None, seed: int = 0,
                functions: Sequence[str] | None = None, wrt: Sequence[str] | None = None,
                of: Sequence[str] | None = None, head: str | None = None, precision: str = "f64",
-               debug: bool = False, cflags: Sequence[str] | None = None) -> CheckReport:
+               debug: bool = False, cflags: Sequence[str] | None = None,
+               sources: Sequence[str] = ()) -> CheckReport:
+    """``sources``: C files (e.g. hand-edited generated files) compiled instead of the
+    generated file of the same name, so that an edit is checked against the module."""
     modes = [m for m in modes if m != "primal"]
     # the vector tangent is checked against scalar tangents, the adjoint against the tangent,
     # the vector adjoint against scalar adjoints: build what each needs
@@ -355,6 +375,7 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
     built = list(dict.fromkeys(built))
     t = transpile(path, built, functions=functions, wrt=wrt, of=of, head=head,
                   precision=precision, debug=debug)
+    use_sources(t, sources)
     flags = tuple(cflags) if cflags is not None else (DEBUG_CFLAGS if debug else DEFAULT_CFLAGS)
     m = bind(t, path, flags)
     py = import_python(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -126,3 +127,33 @@ def test_help_and_version() -> None:
     assert r.returncode == 0 and "--mode" in r.stdout and "--wrt" in r.stdout
     r = run_cli("--version")
     assert r.returncode == 0 and r.stdout.startswith("adgen ")
+
+
+def test_check_validates_a_hand_edited_file(tmp_path: Path) -> None:
+    """--source: the edited file is compiled instead of regenerated (and never overwritten)."""
+    out = tmp_path / "out"
+    r = run_cli(str(ROSEN), "--mode", "reverse", "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    edited = out / "rosenbrock_b.c"
+    text = edited.read_text()
+    assert "2.0 * tmp_1 * (100.0 * sb)" in text
+    good = text.replace("2.0 * tmp_1 * (100.0 * sb)", "200.0 * tmp_1 * sb /* by hand */")
+    edited.write_text(good)
+
+    def check() -> subprocess.CompletedProcess[str]:
+        return run_cli(str(ROSEN), "--mode", "reverse", "-o", str(out), "--check",
+                       "--source", str(edited))
+    r = check()
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "adjoint vs tangent (dot product)" in r.stdout
+    assert edited.read_text() == good  # kept, not regenerated
+    edited.write_text(good.replace("200.0 * tmp_1", "201.0 * tmp_1"))
+    r = check()
+    assert r.returncode == 1 and "FAIL" in r.stdout
+    edited.write_text(good.replace("tmp_3 = ", "tmp_3 == "))
+    r = check()
+    assert r.returncode == 1
+    assert f"{edited}:" in r.stderr and "Traceback" not in r.stderr
+    r = run_cli(str(ROSEN), "--mode", "reverse", "-o", str(out), "--check",
+                "--source", str(tmp_path / "other.c"))
+    assert r.returncode == 2 and "not a file this module generates" in r.stderr
