@@ -10,6 +10,7 @@ concurrent builds never see half-written files.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import hashlib
 import importlib.util
@@ -20,6 +21,8 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -73,6 +76,11 @@ def _key(name: str, unit: Unit, cflags: tuple[str, ...]) -> str:
     return h.hexdigest()[:16]
 
 
+#: where ``build`` reports a compilation it starts and ends (the command line's progress line)
+PROGRESS: contextvars.ContextVar[Callable[[str, bool], None] | None] = contextvars.ContextVar(
+    "adgen_build_progress", default=None)
+
+
 def build(name: str, unit: Unit, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> ModuleType:
     """Build (or find in the cache) and import the extension for ``unit``."""
     key = _key(name, unit, cflags)
@@ -82,7 +90,16 @@ def build(name: str, unit: Unit, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> Mo
     target = cache_root() / key
     lib = _find_extension(target, modname)
     if lib is None:
+        report = PROGRESS.get()
+        sources = sum(1 for f in unit.files if f.endswith(".c"))
+        what = f"compiling {name} ({sources} C file{'s' if sources != 1 else ''}, gcc " \
+               f"{' '.join(cflags)})"
+        start = time.monotonic()
+        if report is not None:
+            report(what + "...", False)
         _compile(target, modname, unit, cflags)
+        if report is not None:
+            report(f"{what}: {time.monotonic() - start:.1f} s", True)
         lib = _find_extension(target, modname)
         if lib is None:
             raise BuildError(f"the build in {target} produced no extension module")

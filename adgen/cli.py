@@ -188,8 +188,10 @@ def run(argv: Sequence[str]) -> int:
 
     flags = tuple(shlex.split(args.cflags)) if args.cflags else (
         DEBUG_CFLAGS if args.debug else DEFAULT_CFLAGS)
-    from .build import BuildError
+    from .build import PROGRESS, BuildError
     from .validate import run_checks, use_sources
+    if not args.quiet and sys.stderr.isatty():
+        PROGRESS.set(_progress_line)
     try:
         if args.source and not (args.build or args.check):
             raise UsageError("--source needs --build or --check")
@@ -221,6 +223,12 @@ def run(argv: Sequence[str]) -> int:
         if not report.ok:
             return EXIT_CHECK_FAILED
     return EXIT_OK
+
+
+def _progress_line(text: str, done: bool) -> None:
+    """A progress line on a terminal, rewritten in place and cleared when done."""
+    sys.stderr.write(f"\radgen: {text}\033[K" + ("\r\033[K" if done else ""))
+    sys.stderr.flush()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
