@@ -37,15 +37,16 @@ double power_b(double x, double *xb, int64_t n, double retb)
     int64_t trips = 0;
     while (k > 0) {
         /* pow_while.py:9: if k % 2 == 1: */
+        bool tmp = adgen_mod_i64(k, 2) == 1;
         double result_1;
-        if (adgen_mod_i64(k, 2) == 1) {
+        if (tmp) {
             result_1 = result * base;
         } else {
             result_1 = result;
         }
         /* pow_while.py:8: while k > 0: */
         adgen_push_f64(&tape, base);
-        adgen_push_i64(&tape, k);
+        adgen_push_bool(&tape, tmp);
         adgen_push_f64(&tape, result);
         result = result_1;
         base = base * base;
@@ -56,12 +57,12 @@ double power_b(double x, double *xb, int64_t n, double retb)
     double baseb = 0.0;
     for (int64_t it = 0; it < trips; ++it) {
         double result_2 = adgen_pop_f64(&tape);
-        k = adgen_pop_i64(&tape);
+        bool tmp_1 = adgen_pop_bool(&tape);
         base = adgen_pop_f64(&tape);
         /* pow_while.py:11: base = base * base */
         double baseb_1 = 2.0 * base * baseb;
         /* pow_while.py:9: if k % 2 == 1: */
-        if (adgen_mod_i64(k, 2) == 1) {
+        if (tmp_1) {
             baseb_1 = baseb_1 + result_2 * resultb;
             resultb = base * resultb;
         }

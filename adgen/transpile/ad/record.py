@@ -36,7 +36,7 @@ from ..ir.core import (
     Zeros,
 )
 from ..ir.prims import PRIMS
-from ..ir.types import ArrayType, ScalarType
+from ..ir.types import BOOL, ArrayType, ScalarType
 
 #: primitives worth saving rather than recomputing (a libm call costs more than a tape entry)
 EXPENSIVE = {name for name, p in PRIMS.items() if p.c_func is not None and p.c_op is None} - {
@@ -132,7 +132,9 @@ class Recorder:
         if hit is not None:
             return hit
         owner = v.owner
-        if isinstance(owner, Op) and self.recomputable(owner, self.directive(fwd)):
+        if isinstance(owner, Op) and self.recomputable(owner, self.directive(fwd)) and not (
+                v.type == BOOL and not all(self.cheap(o, target) for o in owner.operands)):
+            # (a condition whose operands would have to be saved is saved itself: 1 byte)
             out = self.recompute(owner, v, target)
         elif id(fwd) in self.parent_op and isinstance(self.parent_op[id(fwd)], If):
             out = self.resolve(self.export(v, fwd), rev)
@@ -140,6 +142,18 @@ class Recorder:
             out = self.save(v, fwd, target)
         self.cache[key] = out
         return out
+
+    def cheap(self, v: Value, rev: Region) -> bool:
+        """Whether ``v`` is available in ``rev`` without saving anything new."""
+        fwd = self.def_region.get(id(v))
+        if fwd is None or (fwd is self.fwd_top and self.joint):
+            return True
+        target = self.mirror_of(fwd, rev)
+        if (id(target), id(v)) in self.cache:
+            return True
+        owner = v.owner
+        return isinstance(owner, Op) and self.recomputable(owner, self.directive(fwd)) and \
+            all(self.cheap(o, target) for o in owner.operands)
 
     def directive(self, fwd: Region) -> str:
         """The directive of the innermost loop around forward region ``fwd``."""
