@@ -76,6 +76,7 @@ class AdjointFunction:
         self.preseed: dict[tuple[int, int], Value] = {}
         self.nbdirs: Value | None = None
         self.discarded: list[Region] = []
+        self.choices: dict[int, tuple[Value, int, int]] = {}  # old min/max/select -> choice
         active_params = activity.active_params(fn)
         #: arrays with an adjoint: active array parameters and active local arrays
         self.shadowed = {id(p) for i, p in enumerate(fn.params)
@@ -281,9 +282,18 @@ class AdjointFunction:
             self.clone_ops(sub.ops, nr)
         if isinstance(c, Call) and self.needs_adjoint_call(op):  # type: ignore[arg-type]
             c.callee = c.callee + FWD
-        if isinstance(op, While) and self.has_work(op):
-            self.count_trips(op, c, Builder(new, op.loc).const(0, I64))  # type: ignore[arg-type]
         new.ops.append(c)
+        if isinstance(op, Prim) and rules.RULES.get(op.prim, rules.Rule()).choice is not None \
+                and self.active(op.result):
+            # min/max/select: the condition is a forward value, so that the tape saves the
+            # condition (1 byte) rather than the operands it compares
+            choice = rules.RULES[op.prim].choice
+            assert choice is not None
+            self.choices[id(op)] = choice(Builder(new, op.loc), c.operands)
+        if isinstance(op, While) and self.has_work(op):
+            zero = Builder(Region(), op.loc).const(0, I64)
+            new.ops.insert(new.ops.index(c), zero.owner)  # type: ignore[arg-type]
+            self.count_trips(op, c, zero)  # type: ignore[arg-type]
         return c
 
     def count_trips(self, old: While, new: While, zero: Value) -> None:
@@ -327,7 +337,7 @@ class AdjointFunction:
         if not any(wanted):
             return
         contribs = rules.adjoint(b, op.prim, [self.m(a) for a in op.operands], self.m(op.result),
-                                 yb, wanted)
+                                 yb, wanted, self.choices.get(id(op)))
         for a, c in zip(op.operands, contribs, strict=True):
             if c is not None:
                 self.accumulate(b, adj, a, c)

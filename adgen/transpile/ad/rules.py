@@ -146,14 +146,16 @@ def tangent(b: Builder, prim: str, args: list[Value], result: Value,
 
 
 def adjoint(b: Builder, prim: str, args: list[Value], result: Value, yb: Value,
-            wanted: list[bool]) -> list[Value | None]:
+            wanted: list[bool], choice: tuple[Value, int, int] | None = None
+            ) -> list[Value | None]:
     """The contribution of ``yb`` (the adjoint of ``prim(args) = result``) to each operand's
     adjoint, for the operands ``wanted``; None where there is none.  An operand that appears
-    twice gets the sum (``x * x`` gives ``2x * yb`` once)."""
+    twice gets the sum (``x * x`` gives ``2x * yb`` once).  ``choice``: the rule's choice, if
+    the caller built it already (reverse mode builds it in the forward sweep)."""
     rule = RULES[prim]
     out: list[Value | None] = [None] * len(args)
     if rule.choice is not None:
-        cond, when, otherwise = rule.choice(b, args)
+        cond, when, otherwise = choice or rule.choice(b, args)
         zero = b.const(0.0, yb.type)
         picks = {when: b.prim("select", cond, yb, zero), otherwise: b.prim("select", cond, zero, yb)}
         for k, v in picks.items():
