@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .binding import AdgenFunction, _Call
-from .build import DEBUG_CFLAGS, DEFAULT_CFLAGS, Unit, build
+from .build import DEFAULT_CFLAGS, Unit, build, compiler_flags
 from .transpile.analysis.activity import written_params
 from .transpile.emit.module import EmittedModule
 from .transpile.frontend.diagnostics import AdgenError, format_error
@@ -152,9 +152,10 @@ class AdgenModule:
 def load(path: str, modes: Sequence[str] = ("primal", "forward"), target: str = "c", *,
          wrt: Sequence[str] | None = None, of: Sequence[str] | None = None,
          functions: Sequence[str] | None = None, head: str | None = None,
-         precision: str = "f64", debug: bool = False,
+         precision: str = "f64", debug: bool = False, openmp: bool = False,
          cflags: Sequence[str] | None = None, werror: bool = False) -> AdgenModule:
-    """Transpile, build (cached) and bind ``path``; returns its functions."""
+    """Transpile, build (cached) and bind ``path``; returns its functions.  ``openmp``:
+    compile with ``-fopenmp``, so that ``prange`` loops run in parallel."""
     modes = list(dict.fromkeys(["primal", *modes]))
     try:
         t = transpile(path, modes, functions=functions, wrt=wrt, of=of, head=head,
@@ -173,8 +174,7 @@ def load(path: str, modes: Sequence[str] = ("primal", "forward"), target: str = 
             raise LoadError("\n".join(texts))
         for text in texts:
             warnings.warn(text, AdgenWarning, stacklevel=2)
-    flags = tuple(cflags) if cflags is not None else (DEBUG_CFLAGS if debug else DEFAULT_CFLAGS)
-    return bind(t, path, flags)
+    return bind(t, path, compiler_flags(cflags, debug, openmp))
 
 
 def unit_of(t: Transpiled) -> Unit:

@@ -22,7 +22,7 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -32,6 +32,17 @@ from . import __version__
 
 DEFAULT_CFLAGS = ("-O3",)
 DEBUG_CFLAGS = ("-O0", "-g", "-DADGEN_DEBUG")
+OPENMP_FLAG = "-fopenmp"
+
+
+def compiler_flags(cflags: Sequence[str] | None = None, debug: bool = False,
+                   openmp: bool = False) -> tuple[str, ...]:
+    """The gcc flags of a build: ``cflags`` if given, else the release or debug defaults;
+    ``openmp`` adds ``-fopenmp`` (prange loops then run in parallel)."""
+    flags = tuple(cflags) if cflags is not None else (DEBUG_CFLAGS if debug else DEFAULT_CFLAGS)
+    if openmp and OPENMP_FLAG not in flags:
+        flags += (OPENMP_FLAG,)
+    return flags
 
 
 class BuildError(Exception):
@@ -167,7 +178,8 @@ def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...]) ->
         ffi = cffi.FFI()
         ffi.cdef(unit.cdef)
         ffi.set_source(modname, headers, sources=sources, include_dirs=[str(tmp)],
-                       extra_compile_args=list(cflags), libraries=["m"])
+                       extra_compile_args=list(cflags), libraries=["m"],
+                       extra_link_args=[OPENMP_FLAG] if OPENMP_FLAG in cflags else [])
         log = io.StringIO()
         try:
             with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log), \

@@ -5,7 +5,7 @@
                     [-o OUTDIR]
                     [--functions f,g] [--wrt x,y] [--of return,r] [--head "f(y)/(x)"]
                     [--build] [--check] [-MD] [-MF FILE] [--precision f64|f32]
-                    [--dump-ir[=all]] [--debug] [--cflags FLAGS] [--quiet]
+                    [--dump-ir[=all]] [--debug] [--cflags FLAGS] [--openmp] [--quiet]
 
 Exit codes: 0 success, 1 a check failed, 2 bad input or usage, 3 internal error.
 """
@@ -85,6 +85,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true",
                    help="bounds checks and asserts in the generated code (-DADGEN_DEBUG to enable)")
     p.add_argument("--cflags", help="C compiler flags for --build/--check (default -O3)")
+    p.add_argument("--openmp", action="store_true",
+                   help="with --build/--check: compile with -fopenmp, so that prange loops run "
+                        "in parallel (the generated files are the same)")
     p.add_argument("--werror", action="store_true",
                    help="treat warnings (derivatives lost in floor/int(), float equality on "
                         "an active value) as errors: exit 2, write nothing")
@@ -121,7 +124,7 @@ def write_atomic(path: str, text: str) -> bool:
 
 def run(argv: Sequence[str]) -> int:
     from .api import bind, check_modes, not_utf8, transpile
-    from .build import DEBUG_CFLAGS, DEFAULT_CFLAGS, extension_path, runtime_header
+    from .build import compiler_flags, extension_path, runtime_header
     from .transpile.emit.module import EmittedModule
     from .transpile.frontend.diagnostics import AdgenError, format_error
     from .transpile.ir.printer import print_module
@@ -200,8 +203,8 @@ def run(argv: Sequence[str]) -> int:
     for w in written:
         say(w)
 
-    flags = tuple(shlex.split(args.cflags)) if args.cflags else (
-        DEBUG_CFLAGS if args.debug else DEFAULT_CFLAGS)
+    flags = compiler_flags(shlex.split(args.cflags) if args.cflags else None, args.debug,
+                           args.openmp)
     from .build import PROGRESS, BuildError
     from .validate import run_checks, use_sources
     if not args.quiet and sys.stderr.isatty():

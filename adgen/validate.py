@@ -32,7 +32,7 @@ import numpy as np
 
 from .api import bind, transpile
 from .binding import NP_DTYPES, AdgenFunction
-from .build import DEBUG_CFLAGS, DEFAULT_CFLAGS
+from .build import compiler_flags
 from .transpile.ir.types import ArrayType, ScalarType, Type
 
 ARRAY_EXTENT = 4
@@ -423,7 +423,7 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
                functions: Sequence[str] | None = None, wrt: Sequence[str] | None = None,
                of: Sequence[str] | None = None, head: str | None = None, precision: str = "f64",
                debug: bool = False, cflags: Sequence[str] | None = None,
-               sources: Sequence[str] = ()) -> CheckReport:
+               openmp: bool = False, sources: Sequence[str] = ()) -> CheckReport:
     """``sources``: C files (e.g. hand-edited generated files) compiled instead of the
     generated file of the same name, so that an edit is checked against the module."""
     modes = [m for m in modes if m != "primal"]
@@ -440,8 +440,7 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
     t = transpile(path, built, functions=functions, wrt=wrt, of=of, head=head,
                   precision=precision, debug=debug)
     use_sources(t, sources)
-    flags = tuple(cflags) if cflags is not None else (DEBUG_CFLAGS if debug else DEFAULT_CFLAGS)
-    m = bind(t, path, flags)
+    m = bind(t, path, compiler_flags(cflags, debug, openmp))
     py = import_python(path)
     report = CheckReport(path)
     rng = np.random.default_rng(seed)

@@ -466,13 +466,52 @@ CASES = [
                 x = 0.0
             return x
         """), 4, 5, "while/else is not supported", None),
-    ("prange is not yet supported", HEADER + module("""
+    ("break in a prange", HEADER + module("""
         def f(a: Array[f64], n: int) -> float:
             s = 0.0
             for i in prange(n):
+                if a[i] > 1.0:
+                    break
                 s += a[i]
             return s
-        """), 4, 14, "prange is not yet supported", None),
+        """), 6, 13, "break leaves a prange loop, whose iterations are independent", None),
+    ("return in a prange", HEADER + module("""
+        def f(a: Array[f64], n: int) -> float:
+            for i in prange(n):
+                for j in range(n):
+                    if a[j] > 1.0:
+                        return a[i]
+            return 0.0
+        """), 6, 17, "return inside a prange loop", None),
+    ("prange sum updated by *=", HEADER + module("""
+        def f(a: Array[f64]) -> float:
+            p = 1.0
+            for i in prange(len(a)):
+                p *= a[i]
+            return p
+        """), 5, 9, "'p' is updated in this prange loop by an operation other than += or -=",
+        (3, 5, "'p' bound here")),
+    ("prange assigns a variable of the enclosing scope", HEADER + module("""
+        def f(a: Array[f64]) -> float:
+            t = 0.0
+            for i in prange(len(a)):
+                t = a[i]
+            return t
+        """), 5, 9, "'t' is defined before this prange loop and assigned in it",
+        (3, 5, "'t' bound here")),
+    ("prange reads its sum", HEADER + module("""
+        def f(a: Array[f64]) -> float:
+            s = 0.0
+            for i in prange(len(a)):
+                s += a[i] * s
+            return s
+        """), 5, 21, "'s' is read in the prange loop that sums it", (3, 5, "'s' bound here")),
+    ("prange writes the same element in every iteration", HEADER + module("""
+        def f(a: Array[f64], b: Array[f64]) -> None:
+            for i in prange(len(a)):
+                for j in range(len(b)):
+                    b[j] = a[i]
+        """), 5, 13, "every iteration of this prange writes the same element of 'b'", None),
     ("checkpoint directive on a loop is not yet supported", module("""
         def f(x: float, n: int) -> float:
             # adgen: checkpoint

@@ -29,7 +29,7 @@ def ops(fn: Function) -> list[str]:
 
 def test_pipeline_lists_each_pass_once() -> None:
     names = [n for n, _ in SIMPLIFY]
-    assert names == ["fold", "cse", "dce"]
+    assert names == ["fold", "cse", "same-yields", "prange-invariants", "dce"]
     assert len(set(names)) == len(names)
 
 
@@ -188,3 +188,34 @@ def test_single_exit_leaves_one_return_and_no_breaks() -> None:
     assert count(out, "return") == 1 and out.body.ops[-1].mnemonic == "return"
     assert count(out, "for") == 0 and count(out, "while") == 1  # a for left by break/return
     assert single_exit(lower("def g(x: float) -> float:\n    return x\n", "g")) is not None
+
+
+def test_an_if_whose_branches_yield_the_same_value_is_that_value() -> None:
+    from adgen.transpile.transforms.dce import same_yields
+    fn = lower("def f(x: float, c: bool) -> float:\n    y = x\n    if c:\n        z = x * 2.0\n"
+               "    else:\n        z = x * 3.0\n    return y + z\n")
+    # y is yielded by both branches only once the if is lowered: build the case directly
+    text = print_function(fn)
+    assert same_yields(fn) is False, text  # the branches yield different values
+    fn = lower("def f(x: float, c: bool) -> float:\n    y = 1.0\n    if c:\n        y = x\n"
+               "    else:\n        y = x\n    return y\n")
+    assert same_yields(fn)
+    simplify(fn)
+    assert "if" not in print_function(fn)
+
+
+def test_a_value_a_prange_passes_on_unchanged_is_its_initial_value(tmp_path) -> None:
+    from adgen.api import transpile
+    from adgen.transpile.ir.printer import print_module
+    src = ("from adgen import Array, f64, prange\n"
+           "def f(a: Array[f64]) -> float:\n    s = 0.0\n"
+           "    for i in {loop}(len(a)):\n        if a[i] > 0.0:\n            s += a[i] * a[i]\n"
+           "    return s\n")
+    # the adjoint of s, the same in every iteration, is carried by a range loop and shared
+    # by the iterations of a prange
+    for loop, carried in (("range", True), ("prange", False)):
+        path = tmp_path / f"{loop}.py"
+        path.write_text(src.replace("{loop}", loop))
+        text = print_module(transpile(str(path), ["reverse"]).ir["reverse"])
+        headers = [line.split("iter(")[1] for line in text.splitlines() if "iter(" in line]
+        assert any("%sb" in h for h in headers) is carried, text

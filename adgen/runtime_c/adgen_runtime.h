@@ -7,7 +7,8 @@
  * The tape of reverse mode: a stack of bytes owned by one call of an adjoint
  * (f_b creates it, passes it to the split halves g_fwd/g_bwd of the functions
  * it calls, and frees it before returning), so adjoints are reentrant and
- * thread-safe.  Everything is static inline: no library to link, nothing
+ * thread-safe.  prange loops become OpenMP loops when built with -fopenmp
+ * (ADGEN_OMP).  Everything is static inline: no library to link, nothing
  * global except a thread-local record of the tape size of the last call.
  */
 #ifndef ADGEN_RUNTIME_H
@@ -156,6 +157,16 @@ ADGEN_TAPE_TYPE(float, f32)
 ADGEN_TAPE_TYPE(int64_t, i64)
 ADGEN_TAPE_TYPE(int32_t, i32)
 ADGEN_TAPE_TYPE(bool, bool)
+
+/* -- prange loops -------------------------------------------------------------------- */
+/* ADGEN_OMP(omp parallel for ...) before a prange loop, ADGEN_OMP(omp atomic) before an
+ * increment other iterations may make too: OpenMP pragmas when the file is compiled with
+ * -fopenmp (adgen --openmp), nothing otherwise, so one generated file serves both builds. */
+#ifdef _OPENMP
+#define ADGEN_OMP(...) _Pragma(#__VA_ARGS__)
+#else
+#define ADGEN_OMP(...)
+#endif
 
 /* The tape bytes of the last adjoint call on this thread (one per generated file). */
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)

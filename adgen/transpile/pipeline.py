@@ -16,7 +16,7 @@ from .ir.core import Function, Module, is_array
 from .ir.printer import print_function
 from .ir.verifier import verify_function
 from .transforms.cse import cse
-from .transforms.dce import dce
+from .transforms.dce import dce, prange_invariants, same_yields
 from .transforms.fold import fold
 from .transforms.fuse import fuse
 
@@ -31,6 +31,8 @@ Pass = Callable[[Function], bool]
 SIMPLIFY: list[tuple[str, Pass]] = [
     ("fold", fold),
     ("cse", cse),
+    ("same-yields", same_yields),
+    ("prange-invariants", prange_invariants),
     ("dce", dce),
 ]
 

@@ -109,7 +109,7 @@ double softmax_loss_b(const double *x, double *xb, int64_t x_shape0, int64_t k, 
     /* logsumexp_custom.py:34: def softmax_loss(x: Array[f64], k: int, t: float) -> float: */
     double *zb = adgen_calloc((size_t)(x_shape0), sizeof(double));
     /* logsumexp_custom.py:40: return logsumexp(z) - z[k] */
-    zb[k] = zb[k] - retb;
+    zb[k] -= retb;
     logsumexp_bwd(&tape, z, zb, x_shape0, retb);
     /* logsumexp_custom.py:38: for i in range(len(x)): */
     double tb_1 = 0.0;

@@ -145,7 +145,7 @@ double softmax_loss_b_d(const double *x, const double *xd, double *xb, double *x
     double *zb = adgen_calloc((size_t)(x_shape0), sizeof(double));
     double *zbd = adgen_calloc((size_t)(x_shape0), sizeof(double));
     /* logsumexp_custom.py:40: return logsumexp(z) - z[k] */
-    zb[k] = zb[k] - retb;
+    zb[k] -= retb;
     zbd[k] = zbd[k];
     logsumexp_bwd_d(&tape, z, zd, zb, zbd, x_shape0, retb);
     /* logsumexp_custom.py:38: for i in range(len(x)): */

@@ -156,7 +156,7 @@ double softmax_loss_b_dv(const double *x, const double *xd, double *xb, double *
     double *zb = adgen_calloc((size_t)(x_shape0), sizeof(double));
     double *zbd = adgen_calloc((size_t)(x_shape0 * nbdirs), sizeof(double));
     /* logsumexp_custom.py:40: return logsumexp(z) - z[k] */
-    zb[k] = zb[k] - retb;
+    zb[k] -= retb;
     for (int64_t kd = 0; kd < nbdirs; ++kd) zbd[k * nbdirs + kd] = zbd[k * nbdirs + kd];
     logsumexp_bwd_dv(&tape, z, zd, zb, zbd, x_shape0, retb, nbdirs);
     /* logsumexp_custom.py:38: for i in range(len(x)): */

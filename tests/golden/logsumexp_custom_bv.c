@@ -166,7 +166,7 @@ double softmax_loss_bv(const double *x, double *xb, int64_t x_shape0, int64_t k,
     /* logsumexp_custom.py:34: def softmax_loss(x: Array[f64], k: int, t: float) -> float: */
     double *zb = adgen_calloc((size_t)(x_shape0 * nbdirs), sizeof(double));
     /* logsumexp_custom.py:40: return logsumexp(z) - z[k] */
-    for (int64_t kd = 0; kd < nbdirs; ++kd) zb[k * nbdirs + kd] = zb[k * nbdirs + kd] - retb[kd];
+    for (int64_t kd = 0; kd < nbdirs; ++kd) zb[k * nbdirs + kd] -= retb[kd];
     logsumexp_bwd(&tape, zb, zb, x_shape0, retb, nbdirs);
     /* logsumexp_custom.py:38: for i in range(len(x)): */
     double tb_1[nbdirs];

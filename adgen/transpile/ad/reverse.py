@@ -603,7 +603,8 @@ class AdjointFunction:
         cb = [Value(self.atype(carried[j].type), adjoint_name(carried[j].name)) for j in slots]
         acc = [Value(self.atype(v.type), adjoint_name(v.name)) for v in free]
         region = Region([riv, *cb, *acc])
-        new = For([start, stop, step, *inits], [], op.loc, regions=[region])
+        new = For([start, stop, step, *inits], [], op.loc, regions=[region],
+                  parallel=isinstance(op, For) and op.parallel)
         self.mirror[id(region)] = self.fwd_region[id(body)]
         if iv is not None:
             self.preseed[(id(region), id(iv[1]))] = riv
@@ -656,11 +657,14 @@ class AdjointFunction:
         """Whether the reversed iterations may run in any order: the body writes no array
         with an adjoint, calls no adjoint, has no while (its trip count is recorded), and
         each active carried value is a sum (``s = s + e``, ``s`` used only there), so its
-        adjoint is the same in every iteration and the rest are commutative increments."""
+        adjoint is the same in every iteration and the rest are commutative increments.  A
+        prange's iterations are independent: only what the tape brings back (adjoints of
+        calls, trip counts of whiles) fixes their order."""
         body = op.body
         for o in body.ops:
             for inner in o.walk():
-                if isinstance(inner, Store) and id(inner.operands[0]) in self.shadowed:
+                if isinstance(inner, Store) and id(inner.operands[0]) in self.shadowed \
+                        and not op.parallel:
                     return False
                 if isinstance(inner, Call) and self.needs_adjoint_call(inner):
                     return False
@@ -668,6 +672,8 @@ class AdjointFunction:
                     return False
         y = body.terminator
         assert isinstance(y, Yield)
+        if op.parallel:
+            return True
         uses: dict[int, int] = {}
         for o in body.ops:
             for inner in o.walk():
@@ -773,8 +779,8 @@ def _stable_loads(fn: Function, module: Module) -> list[Load]:
 def _stable_reads(fn: Function, module: Module,
                   arrays_read: Callable[[Op], list[Value]]) -> list[tuple[Op, Value]]:
     """(op, array) for the arrays ``arrays_read(op)`` names that nothing writes later in
-    program order, nor anywhere in a loop around the op: in the reverse sweep they still hold
-    what the op read."""
+    program order, nor anywhere in a sequential loop around the op: in the reverse sweep they
+    still hold what the op read."""
     pos: dict[int, int] = {}
     end: dict[int, int] = {}
     writes: dict[int, list[int]] = {}  # array -> positions of the ops that may write it
@@ -803,7 +809,9 @@ def _stable_reads(fn: Function, module: Module,
         ws = writes.get(id(array), [])
         if any(w > pos[id(op)] for w in ws):
             continue
-        if any(pos[id(loop)] <= w <= end[id(loop)] for loop in loops for w in ws):
+        # other iterations of a prange write other elements than this one reads
+        if any(pos[id(loop)] <= w <= end[id(loop)] for loop in loops for w in ws
+               if not (isinstance(loop, For) and loop.parallel)):
             continue
         out.append((op, array))
     return out

@@ -171,6 +171,7 @@ class FunctionEmitter(Variables):
     def run(self) -> str:
         self.number()
         self.decide_inlining()
+        self.plan_parallel()
         self.allocate()
         self.region(self.fn.body, 1, top=True)
         # an adjoint that owns a tape frees it and records its size at each return
@@ -245,23 +246,36 @@ class FunctionEmitter(Variables):
         assign = "="
         increment = self.increment_of(op)
         if increment is not None:  # a[i] = a[i] + v  ->  a[i] += v
-            assign, value = "+=", increment
+            assign, value = increment
+        # in a parallel loop, an increment of an array other iterations touch too
+        atomic = assign != "=" and self.atomic_arrays is not None and \
+            id(array) in self.atomic_arrays
+        stmt = f"{target} {assign} {self.expr(value, vec=isinstance(value.type, VecType)).text};"
+        if not atomic:
+            self.emit(self.dir_loop(stmt) if isinstance(value.type, VecType) else stmt, depth)
+            return
         if isinstance(value.type, VecType):
-            self.emit(self.dir_loop(f"{target} {assign} {self.expr(value, vec=True).text};"), depth)
+            self.emit(self.dir_loop("{"), depth)
+            self.emit("ADGEN_OMP(omp atomic)", depth + 1)
+            self.emit(stmt, depth + 1)
+            self.emit("}", depth)
         else:
-            self.emit(f"{target} {assign} {self.expr(value).text};", depth)
+            self.emit("ADGEN_OMP(omp atomic)", depth)
+            self.emit(stmt, depth)
 
-    def increment_of(self, op: Store) -> Value | None:
-        """``v`` when ``op`` stores ``a[i] + v`` to ``a[i]`` and that load is inlined into it."""
+    def increment_of(self, op: Store) -> tuple[str, Value] | None:
+        """``("+=", v)`` when ``op`` stores ``a[i] + v`` to ``a[i]`` and that load is inlined
+        into it (``("-=", v)`` for ``a[i] - v``)."""
         value = op.operands[-1]
         add = value.owner
-        if not isinstance(add, Prim) or add.prim != "add" or id(value) not in self.inlined:
+        if not isinstance(add, Prim) or add.prim not in ("add", "sub") or \
+                id(value) not in self.inlined:
             return None
         load = add.operands[0].owner
         if isinstance(load, Load) and id(load.results[0]) in self.inlined and \
                 load.operands[0] is op.operands[0] and \
                 all(a is b for a, b in zip(load.operands[1:], op.operands[1:-1], strict=True)):
-            return add.operands[1]
+            return ("+=" if add.prim == "add" else "-=", add.operands[1])
         return None
 
     def op_Zeros(self, op: Zeros, depth: int) -> None:
@@ -443,9 +457,26 @@ class FunctionEmitter(Variables):
             st = self.expr(step).text
             header = (f"for (int64_t {iv} = {lo}; {st} > 0 ? {iv} < {hi} : {iv} > {hi}; "
                       f"{iv} += {st})")
+        outer_atomic = self.atomic_arrays
+        if id(op) in self.omp_loops:
+            self.emit(self.omp_pragma(op), depth)
+            self.atomic_arrays = shared_arrays(op)
+        elif op.parallel and self.atomic_arrays is None:
+            self.emit(f"/* prange run in sequence: {self.parallel_reason(op)} */", depth)
         self.emit(header + " {", depth)
         self.region(op.body, depth + 1)
         self.emit("}", depth)
+        self.atomic_arrays = outer_atomic
+
+    def omp_pragma(self, op: For) -> str:
+        """``#pragma omp parallel for``, through the runtime's ``ADGEN_OMP`` (nothing unless
+        built with OpenMP), with the carried values as sums."""
+        sums = []
+        for a in self.sums(op):
+            var = self.var_of[id(a)]
+            sums.append(f"{var.name}[:{self.nbdirs}]" if var.vector else var.name)
+        clause = f" reduction(+: {', '.join(sums)})" if sums else ""
+        return f"ADGEN_OMP(omp parallel for{clause})"
 
     def op_While(self, op: While, depth: int) -> None:
         self.init_loop(op.results, op.inits, depth)
@@ -526,6 +557,20 @@ class FunctionEmitter(Variables):
         if self.fn.tape == "local":
             self.pending_tape_free.append((len(self.lines), depth))
         self.emit(f"return {ret_expr};" if ret_expr is not None else "return;", depth)
+
+
+def shared_arrays(loop: For) -> set[int]:
+    """The arrays that iterations of the parallel ``loop`` may share: some access is not at
+    the iteration's own index (the loop variable as first index), or a call gets the array.
+    Increments of them are atomic; the other arrays are touched by one iteration each."""
+    iv = loop.body.args[0]
+    shared: set[int] = set()
+    for op in loop.walk():
+        if isinstance(op, (Load, Store)) and op.operands[1] is not iv:
+            shared.add(id(op.operands[0]))
+        elif isinstance(op, Call):
+            shared.update(id(a) for a in op.operands if isinstance(a.type, ArrayType))
+    return shared
 
 
 def emit_function(fn: Function, sigs: dict[str, CSignature], module: Module,

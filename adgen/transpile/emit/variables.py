@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir.core import (
-    Break, Call, Cast, Const, Continue, Dim, For, Function, If, Load, Module, Op, Prim, Region,
-    Store, Value, While, Yield, Zeros,
+    Break, Call, Cast, Const, Continue, Dim, For, Function, If, Load, Module, Op, Pop, Prim,
+    Push, Region, Store, Value, While, Yield, Zeros,
 )
 from ..ir.prims import PRIMS
 from ..ir.types import ArrayType, Type, VecType, elem_of
@@ -82,6 +82,11 @@ class Variables:
         self.active_ivs: list[str] = []
         self.uses_tape = False
         self.pending_tape_free: list[tuple[int, int]] = []  # (line, depth) of each return
+        #: the prange loops written as OpenMP loops (``plan_parallel``), and their bodies
+        self.omp_loops: set[int] = set()
+        self.omp_bodies: dict[int, For] = {}
+        #: inside a parallel loop: the arrays its iterations share (``c.shared_arrays``)
+        self.atomic_arrays: set[int] | None = None
 
     # -- analysis -------------------------------------------------------------------
     def number(self) -> None:
@@ -107,6 +112,89 @@ class Variables:
                 lay.end[id(op)] = counter
 
         region(self.fn.body, None, [])
+
+    def plan_parallel(self) -> None:
+        """Which prange loops run in parallel: the outermost ones with a constant step (an
+        OpenMP canonical loop) that use no tape (pushes and pops need the sequential order;
+        a nested prange runs in sequence in its thread)."""
+        def region(r: Region) -> None:
+            for op in r.ops:
+                if isinstance(op, For) and op.parallel and self.parallel_reason(op) is None:
+                    self.omp_loops.add(id(op))
+                    self.omp_bodies[id(op.body)] = op
+                    continue
+                for sub in op.regions:
+                    region(sub)
+
+        region(self.fn.body)
+
+    def parallel_reason(self, op: For) -> str | None:
+        """Why the prange ``op`` runs in sequence (None: it may run in parallel)."""
+        if not isinstance(op.operands[2].owner, Const):
+            return "its step is not a constant"
+        if not all(self.is_sum(a) for a in self.sums(op)):
+            return "a value it carries is not a sum"
+        for inner in op.walk():
+            if isinstance(inner, (Push, Pop)) or isinstance(inner, Call) and any(
+                    p.source[0] == "tape" for p in self.sigs[inner.callee].params):
+                return "it uses the tape, in order"
+        return None
+
+    def sums(self, op: For) -> list[Value]:
+        """The carried values of ``op`` that change (the others, which every iteration passes
+        on unchanged, such as the adjoint of a sum, are shared by the iterations)."""
+        feeders = [t for t in op.walk() if isinstance(t, (Yield, Break, Continue)) and (
+            self.region_parent.get(id(self.layout.region_of[id(t)])) is op
+            if isinstance(t, Yield) else self.layout.loops_of[id(t)][-1] is op)]
+        return [a for j, a in enumerate(op.body.args[1:])
+                if not all(t.operands[j] is a for t in feeders)]
+
+    def is_sum(self, arg: Value) -> bool:
+        """Whether the carried value ``arg`` of a loop only collects a sum: its partial sums
+        are only added to (``s + e``, ``s - e``) and passed on, never read otherwise."""
+        partial, work = {id(arg)}, [arg]
+        while work:
+            v = work.pop()
+            for user in self.uses.get(id(v), []):
+                new: list[Value] = []
+                if isinstance(user, Prim) and (user.prim == "add" or user.prim == "sub" and
+                                               user.operands[1] is not v):
+                    if sum(id(o) in partial for o in user.operands) > 1:
+                        return False
+                    new = user.results
+                elif isinstance(user, Yield):
+                    parent = self.region_parent.get(id(self.layout.region_of[id(user)]))
+                    if isinstance(parent, If):
+                        new = [parent.results[j] for j, o in enumerate(user.operands) if o is v]
+                elif isinstance(user, (For, While)):
+                    inits = user.inits
+                    for j, o in enumerate(inits):
+                        if o is v:
+                            new.append(user.results[j])
+                            new += [r.args[j + 1 if isinstance(user, For) else j]
+                                    for r in user.regions]
+                elif not isinstance(user, (Break, Continue)):
+                    return False
+                for n in new:
+                    if id(n) not in partial:
+                        partial.add(id(n))
+                        work.append(n)
+        return True
+
+    def crosses_parallel(self, var: Var, r: Region) -> bool:
+        """Whether a value of region ``r`` may not take ``var``: it is declared outside the
+        parallel loop around ``r`` (shared by its threads) and is not one of its sums."""
+        assert var.decl_region is not None
+        cur: Region | None = r
+        while cur is not None:
+            if cur is var.decl_region:
+                return False
+            loop = self.omp_bodies.get(id(cur))
+            if loop is not None:
+                return not any(self.var_of.get(id(a)) is var for a in self.sums(loop))
+            parent = self._region_parent(cur)
+            cur = self.layout.region_of.get(id(parent)) if parent is not None else None
+        return False
 
     def def_pos(self, v: Value) -> int:
         owner = v.owner
@@ -408,7 +496,8 @@ class Variables:
         return bool(loops) and loops[-1] is loop
 
     def _in_scope(self, var: Var, op: Op) -> bool:
-        return self._region_in_scope(var, self.layout.region_of[id(op)])
+        r = self.layout.region_of[id(op)]
+        return self._region_in_scope(var, r) and not self.crosses_parallel(var, r)
 
     def allocate_loop(self, op: For | While, r: Region) -> None:
         pos = self.layout.pos[id(op)]
@@ -449,7 +538,7 @@ class Variables:
                     var.vector != isinstance(v.type, VecType):
                 continue
             free = var.end < pos or (var.end == pos and not strict)
-            if free and self._region_in_scope(var, r):
+            if free and self._region_in_scope(var, r) and not self.crosses_parallel(var, r):
                 return var
         return None
 

@@ -51,6 +51,7 @@ class Binding:
 @dataclass
 class LoopContext:
     carried: list[str]
+    parallel: bool = False  # a prange
 
 
 class ExpressionLowering:

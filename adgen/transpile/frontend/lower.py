@@ -18,7 +18,7 @@ import libcst as cst
 from ..ir.builder import Builder
 from ..ir.core import (
     Assert, Break, Condition, Continue, For, Function, If, Loc, Op, Region,
-    Result, Return, Value, While, Yield,
+    Result, Return, Store, Value, While, Yield,
 )
 from ..ir.types import I64, ArrayType, ScalarType, Type
 from ..ir.verifier import falls_through
@@ -115,6 +115,9 @@ class FunctionLowering(ExpressionLowering):
             return
         elif isinstance(node, cst.Break):
             loop = self.current_loop(node, "break")
+            if loop.parallel:
+                raise self.error(node, "break leaves a prange loop, whose iterations are "
+                                       "independent (use range, or continue to skip an iteration)")
             self.at(node).insert(Break([self.lookup_env(n) for n in loop.carried], [], self.builder.loc))
         elif isinstance(node, cst.Continue):
             loop = self.current_loop(node, "continue")
@@ -316,6 +319,9 @@ class FunctionLowering(ExpressionLowering):
 
     # -- return -----------------------------------------------------------------------
     def return_statement(self, node: cst.Return) -> None:
+        if any(loop.parallel for loop in self.loops):
+            raise self.error(node, "return inside a prange loop, whose iterations are independent "
+                                   "(use range, or compute a value in the loop and return after it)")
         want = self.sig.results
         value_nodes: list[cst.CSTNode] = []
         if node.value is None or isinstance(node.value, cst.Name) and node.value.value == "None":
@@ -413,8 +419,7 @@ class FunctionLowering(ExpressionLowering):
                 and it.func.value in ("range", "prange")):
             raise self.error(it, "this loop is not supported (write for i in range(...); for an "
                                  "array, for i in range(len(a)))")
-        if it.func.value == "prange":
-            raise self.error(it.func, "prange is not yet supported (use range)")
+        parallel = it.func.value == "prange"
         if any(a.keyword is not None for a in it.args) or not 1 <= len(it.args) <= 3:
             raise self.error(it, "range takes 1 to 3 positional integer arguments (write "
                                  "range(stop), range(start, stop) or range(start, stop, step))")
@@ -437,18 +442,93 @@ class FunctionLowering(ExpressionLowering):
                                           "the loop (use a new name)",
                              [Note(prev.loc, f"'{var}' bound here")])
         carried = self.carried_names(node.body, exclude=var)
+        if parallel:
+            for n in carried:
+                self.check_sum(node, n)
         iv = Value(I64, var)
         args = [Value(self.env[n].type, n) for n in carried]
         body = Region([iv, *args])
         op = For([start, stop, step, *[self.env[n] for n in carried]],
                  [Value(a.type, a.name) for a in args], b.loc, regions=[body],
-                 directive=loop_directive(node))
+                 directive=loop_directive(node), parallel=parallel)
         b.insert(op)
         self.bindings.setdefault(var, Binding(I64, self.loc_of(node.target)))
         self.loop_body(node, op, body, carried, {var: iv, **dict(zip(carried, args, strict=True))})
+        if parallel:
+            self.check_parallel_stores(op)
         self.undefined_why[var] = (self.loc_of(node.target),
                                    "a loop variable is not available after its loop")
         self.env.pop(var, None)
+
+    def check_sum(self, loop: cst.For, name: str) -> None:
+        """A variable defined before a prange and assigned in it must be a sum: only
+        ``name += e`` or ``name -= e``, and read nowhere else in the loop."""
+        prev = self.bindings.get(name)
+        notes = [Note(prev.loc, f"'{name}' bound here")] if prev is not None else []
+        fix = (f"iterations of a prange are independent: add to a sum with {name} += ..., or "
+               "give the iteration's value a new name")
+        sums: set[int] = set()
+
+        class V(cst.CSTVisitor):
+            def __init__(self) -> None:
+                self.bad: tuple[cst.CSTNode, str] | None = None
+
+            def flag(self, n: cst.CSTNode, what: str) -> None:
+                if self.bad is None:
+                    self.bad = (n, what)
+
+            def visit_AugAssign(self, n: cst.AugAssign) -> None:
+                if isinstance(n.target, cst.Name) and n.target.value == name:
+                    if isinstance(n.operator, (cst.AddAssign, cst.SubtractAssign)):
+                        sums.add(id(n.target))
+                    else:
+                        self.flag(n, f"'{name}' is updated in this prange loop by an operation "
+                                     "other than += or -=")
+
+            def visit_Assign(self, n: cst.Assign) -> None:
+                for t in n.targets:
+                    for e in (t.target.elements if isinstance(t.target, cst.Tuple) else [t.target]):
+                        target = e.value if isinstance(e, cst.Element) else e
+                        if isinstance(target, cst.Name) and target.value == name:
+                            self.flag(n, f"'{name}' is defined before this prange loop and "
+                                         "assigned in it")
+
+            def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+                if isinstance(n.target, cst.Name) and n.target.value == name:
+                    self.flag(n, f"'{name}' is defined before this prange loop and assigned in it")
+
+            def visit_Name(self, n: cst.Name) -> None:
+                if n.value == name and id(n) not in sums:
+                    self.flag(n, f"'{name}' is read in the prange loop that sums it")
+
+        v = V()
+        loop.body.visit(v)
+        if v.bad is not None:
+            where, what = v.bad
+            raise self.error(where, f"{what} ({fix})", notes)
+
+    def check_parallel_stores(self, op: For) -> None:
+        """Each store in a prange body must be at an index that depends on the loop variable:
+        otherwise every iteration writes the same element."""
+        varies: set[int] = {id(op.body.args[0])}
+
+        def visit(region: Region) -> None:
+            for o in region.ops:
+                if isinstance(o, For) and any(id(v) in varies for v in o.operands[:3]):
+                    varies.add(id(o.body.args[0]))
+                for sub in o.regions:
+                    visit(sub)
+                if isinstance(o, Store) and not any(id(i) in varies for i in o.operands[1:-1]):
+                    array = o.operands[0].name
+                    raise AdgenError(o.loc, f"every iteration of this prange writes the same "
+                                               f"element of '{array}' (index it by the loop "
+                                               "variable, or use range)")
+                if any(id(v) in varies for v in o.operands) or any(
+                        id(v) in varies for sub in o.regions for inner in sub.ops
+                        for w in inner.walk() for v in w.operands):
+                    varies.update(id(r) for r in o.results)
+
+        visit(op.body)
 
     def while_statement(self, node: cst.While) -> None:
         carried = self.carried_names(node.body)
@@ -474,7 +554,7 @@ class FunctionLowering(ExpressionLowering):
         outer_region, before = self.builder.region, dict(self.env)
         self.builder.region = body
         self.env.update(entry)
-        self.loops.append(LoopContext(carried))
+        self.loops.append(LoopContext(carried, isinstance(op, For) and op.parallel))
         self.block(node.body)
         self.loops.pop()
         if falls_through(body):

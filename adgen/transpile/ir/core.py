@@ -213,6 +213,9 @@ class For(Op):
 
     #: "store" / "recompute": how the adjoint gets the body's values back (``# adgen: ...``)
     directive: str = ""
+    #: a ``prange``: iterations are independent, each carried value is a sum (``s = s + e``
+    #: with ``s`` used only there), so they may run in any order or at once
+    parallel: bool = False
     mnemonic: ClassVar[str] = "for"
 
     @property

@@ -75,7 +75,7 @@ class Printer:
             inits = ", ".join(f"{self.name(a)} = {self.name(i)}"
                               for a, i in zip(carried, op.inits, strict=True))
             self.lines.append(
-                f"{pad}{lhs}for {self.name(iv)} = {self.name(start)} to {self.name(stop)} "
+                f"{pad}{lhs}{'prange' if op.parallel else 'for'} {self.name(iv)} = {self.name(start)} to {self.name(stop)} "
                 f"step {self.name(step)} iter({inits}) {{{loc}")
             self.region_ops(body, depth + 1)
             self.lines.append(f"{pad}}}")

@@ -6,7 +6,7 @@
 
 Pure ops are shared with any equal op that dominates them (same region or
 an enclosing one).  Loads are shared only within one region and only while
-no store, call or nested region could have written memory in between.
+no store or call (nested or not) could have written memory in between.
 """
 
 from __future__ import annotations
@@ -33,6 +33,11 @@ def _key(op: Op, epoch: int, region: Region) -> Hashable | None:
     return None
 
 
+def _writes_memory(op: Op) -> bool:
+    """Whether ``op`` (or an op nested in it) may write an array."""
+    return any(isinstance(o, (Store, Call)) for o in op.walk())
+
+
 def cse(fn: Function) -> bool:
     subst: dict[int, Value] = {}
     changed = False
@@ -48,7 +53,7 @@ def cse(fn: Function) -> bool:
         out: list[Op] = []
         for op in r.ops:
             op.operands = [resolve(v) for v in op.operands]
-            if isinstance(op, (Store, Call)) or op.regions:
+            if _writes_memory(op):
                 epoch += 1
             key = _key(op, epoch, r)
             if key is not None:

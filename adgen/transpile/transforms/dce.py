@@ -18,7 +18,7 @@ from ..ir.core import (
     Assert, Break, Call, Condition, Continue, For, Function, If, Op, Pop, Push, Region, Return,
     Store, Value, While, Yield,
 )
-from ..ir.walk import Structure, structure
+from ..ir.walk import Structure, parent_op, structure, substitute
 
 EFFECTS = (Store, Call, Assert, Return, Break, Continue, Push, Pop)
 
@@ -165,3 +165,57 @@ def _drop_slots(op: Op, slots: list[int], live: Liveness) -> None:
         op.operands = [op.operands[j] for j in slots]
         for r in op.regions:
             r.args = [r.args[j] for j in slots]
+
+
+def same_yields(fn: Function) -> bool:
+    """An if's result both branches yield is that value:
+
+        %r = if %c { ...; yield %a } else { ...; yield %a }   ==>   uses of %a
+
+    (the adjoint of a sum read in both branches, the same in every iteration of its loop, is
+    one; the loop then passes it on unchanged)."""
+    subst: dict[int, Value] = {}
+    for op in fn.walk():
+        if not isinstance(op, If):
+            continue
+        ys = [r.terminator for r in op.regions]
+        if not all(isinstance(y, Yield) for y in ys):
+            continue
+        for j, res in enumerate(op.results):
+            first = ys[0].operands[j]  # type: ignore[union-attr]
+            if all(y.operands[j] is first for y in ys):  # type: ignore[union-attr]
+                subst[id(res)] = first
+    if not subst:
+        return False
+    substitute(fn, subst)
+    return True
+
+
+def prange_invariants(fn: Function) -> bool:
+    """A value a prange carries and every iteration passes on unchanged (the adjoint of a
+    sum) is its initial value:
+
+        %s.1 = prange ... iter(%s = %a) { ... use %s ...; yield %s }   ==>   uses of %a
+
+    so that the iterations share it instead of carrying it (``dce`` then drops the slot)."""
+    s = structure(fn)
+    feeders: dict[int, list[Op]] = {}
+    for op in fn.walk():
+        if isinstance(op, Yield):
+            parent = parent_op(s, op)
+            if isinstance(parent, For):
+                feeders.setdefault(id(parent), []).append(op)
+        elif isinstance(op, (Break, Continue)) and id(op) in s.loop_of:
+            feeders.setdefault(id(s.loop_of[id(op)]), []).append(op)
+    subst: dict[int, Value] = {}
+    for op in fn.walk():
+        if not (isinstance(op, For) and op.parallel):
+            continue
+        for j, arg in enumerate(op.body.args[1:]):
+            if all(t.operands[j] is arg for t in feeders.get(id(op), [])):
+                subst[id(op.results[j])] = op.inits[j]
+                subst[id(arg)] = op.inits[j]
+    if not subst:
+        return False
+    substitute(fn, subst)
+    return True

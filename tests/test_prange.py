@@ -1,0 +1,147 @@
+"""prange loops: parallel with OpenMP, the same derivatives as in sequence."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import adgen
+from adgen.api import transpile
+from helpers import ROOT, compile_strict, run_cli
+
+MIXTURE = ROOT / "examples" / "mixture.py"
+MODES = ("primal", "forward", "vector-forward", "reverse", "vector-reverse", "hvp", "vector-hvp")
+
+#: runs in a fresh process, so that OMP_NUM_THREADS=2 holds when libgomp starts
+COMPARE = textwrap.dedent("""
+    import ctypes, json, sys
+    import numpy as np
+    import adgen
+
+    path = sys.argv[1]
+    modes = ("forward", "reverse", "vector-reverse", "hvp")
+    par = adgen.load(path, modes=modes, openmp=True)
+    seq = adgen.load(path, modes=modes)
+    threads = ctypes.CDLL("libgomp.so.1").omp_get_max_threads()
+    rng = np.random.default_rng(1)
+    n, d, k = 3000, 3, 4
+    cases = {
+        "smooth": (rng.standard_normal(40000), np.zeros(40000), 0.3),
+        "loglik": (rng.standard_normal((n, d)), rng.standard_normal((k, d)),
+                   rng.standard_normal(k), np.zeros(n)),
+    }
+    worst = 0.0
+
+    def close(a, b):
+        global worst
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        scale = max(1.0, float(np.max(np.abs(b))))
+        worst = max(worst, float(np.max(np.abs(a - b))) / scale)
+
+    for name, args in cases.items():
+        f, g = getattr(par, name), getattr(seq, name)
+        copy = lambda: tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+        close(f(*copy()), g(*copy()))
+        dirs = tuple(rng.standard_normal(np.shape(a)) if isinstance(a, np.ndarray) else 0.7
+                     for a in args)
+        close(f.jvp(copy(), dirs)[1], g.jvp(copy(), dirs)[1])
+        for a, b in zip(f.grad(*copy()), g.grad(*copy())):
+            if a is not None:
+                close(a, b)
+        for a, b in zip(f.hvp(copy(), dirs)[1], g.hvp(copy(), dirs)[1]):
+            if a is not None:
+                close(a, b)
+    print(json.dumps({"threads": threads, "worst": worst}))
+""")
+
+
+def test_openmp_derivatives_equal_serial_ones_with_two_threads(tmp_path: Path) -> None:
+    script = tmp_path / "compare.py"
+    script.write_text(COMPARE)
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    out = subprocess.run([sys.executable, str(script), str(MIXTURE)], capture_output=True,
+                         text=True, env=env, check=False)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["threads"] == 2
+    # only the order of the sums differs
+    assert result["worst"] < 1e-11, result
+
+
+def test_generated_code_compiles_cleanly_with_openmp(tmp_path: Path) -> None:
+    result = run_cli(str(MIXTURE), *[a for m in MODES for a in ("--mode", m)], "-o", str(tmp_path),
+                     "-q")
+    assert result.returncode == 0, result.stderr
+    for c_file in sorted(tmp_path.glob("*.c")):
+        cc = compile_strict(c_file, tmp_path / (c_file.stem + ".o"), "-O3", "-fopenmp")
+        assert cc.returncode == 0, f"{c_file.name}:\n{cc.stderr}"
+
+
+def test_what_runs_in_parallel() -> None:
+    t = transpile(str(MIXTURE), ["forward", "reverse"])
+    tangent = t.outputs["forward"].source.text  # type: ignore[attr-defined]
+    adjoint = t.outputs["reverse"].source.text  # type: ignore[attr-defined]
+    # the tangent of a sum is a sum
+    assert "ADGEN_OMP(omp parallel for reduction(+: total, totald))" in tangent
+    # smooth's adjoint: each iteration adds to its neighbours' adjoints, atomically; the
+    # adjoint of c is a sum; the adjoint of s (the same in every iteration) is shared
+    smooth = adjoint[adjoint.index("double smooth_b("):]
+    assert "ADGEN_OMP(omp parallel for reduction(+: cb_1))" in smooth
+    assert smooth.count("ADGEN_OMP(omp atomic)") == 3
+    # loglik's adjoint reads values of its inner loops from the tape, in order
+    loglik = adjoint[adjoint.index("double loglik_b("):adjoint.index("double smooth_b(")]
+    assert "/* prange run in sequence: it uses the tape, in order */" in loglik
+    assert "ADGEN_OMP(omp parallel" not in loglik
+
+
+def test_loads_in_a_prange_are_read_again_not_taped() -> None:
+    # v[i] is written, then read, by iteration i only: the adjoint reads it again
+    m = adgen.load(str(MIXTURE), modes=("reverse",), functions=["smooth"])
+    u = np.linspace(0.0, 1.0, 50)
+    m.smooth.grad(u, np.zeros(50), 0.25)
+    assert m.tape_bytes() == 0
+
+
+def test_check_with_openmp_from_the_command_line(tmp_path: Path) -> None:
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    result = run_cli(str(MIXTURE), "--mode", "forward", "--mode", "reverse", "-o", str(tmp_path),
+                     "--check", "--openmp", "-q", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("source, parallel", [
+    # a nested prange runs in sequence inside its parent's thread
+    ("""
+     def f(a: Array[f64, 2]) -> float:
+         s = 0.0
+         for i in prange(a.shape[0]):
+             for j in prange(a.shape[1]):
+                 s += a[i, j] * a[i, j]
+         return s
+     """, {"primal": 1, "reverse": 1}),
+    # a dynamic step is not an OpenMP loop
+    ("""
+     def f(a: Array[f64], step: int) -> float:
+         s = 0.0
+         for i in prange(0, len(a), step):
+             s += a[i]
+         return s
+     """, {"primal": 0, "reverse": 0}),
+])
+def test_which_pranges_become_openmp_loops(tmp_path: Path, source: str,
+                                           parallel: dict[str, int]) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("from adgen import Array, f64, prange\n\n" + textwrap.dedent(source))
+    t = transpile(str(path), ["primal", "reverse"])
+    for mode, emitted in t.outputs.items():
+        text = emitted.source.text  # type: ignore[attr-defined]
+        assert text.count("ADGEN_OMP(omp parallel for") == parallel[mode], text
+    report = adgen.check(str(path), modes=("forward", "reverse"), openmp=True)
+    assert report.ok, report.table()
