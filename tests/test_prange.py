@@ -95,10 +95,39 @@ def test_what_runs_in_parallel() -> None:
     smooth = adjoint[adjoint.index("double smooth_b("):]
     assert "ADGEN_OMP(omp parallel for reduction(+: cb_1))" in smooth
     assert smooth.count("ADGEN_OMP(omp atomic)") == 3
-    # loglik's adjoint reads values of its inner loops from the tape, in order
+    # loglik's adjoint computes each iteration again, taping its inner loops on a tape of
+    # the thread's own
     loglik = adjoint[adjoint.index("double loglik_b("):adjoint.index("double smooth_b(")]
-    assert "/* prange run in sequence: it uses the tape, in order */" in loglik
-    assert "ADGEN_OMP(omp parallel" not in loglik
+    assert "ADGEN_OMP(omp parallel)\n    {\n        adgen_tape thread_tape = ADGEN_TAPE_INIT;\n" \
+        "        ADGEN_OMP(omp for)\n" in loglik
+    assert "adgen_push_f64(&thread_tape, " in loglik and "adgen_pop_f64(&thread_tape)" in loglik
+    assert "&tape" not in loglik and "prange run in sequence" not in loglik
+
+
+def test_a_prange_whose_inputs_change_later_is_reversed_in_sequence(tmp_path: Path) -> None:
+    # `a` is overwritten after the prange: its adjoint cannot compute the iterations again and
+    # pops what the forward sweep taped, in reverse order
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent("""
+        import math
+        from adgen import Array, f64, prange
+
+        def f(a: Array[f64], b: Array[f64]) -> float:
+            s = 0.0
+            for i in prange(len(a)):
+                t = 0.0
+                for j in range(len(b)):
+                    t += math.sin(a[i] * b[j])
+                s += t * t
+            for i in range(len(a)):
+                a[i] = 0.0
+            return s
+        """))
+    adjoint = transpile(str(path), ["reverse"]).outputs["reverse"].source.text  # type: ignore[attr-defined]
+    assert "/* prange run in sequence: it uses the tape, in order */" in adjoint
+    assert "thread_tape" not in adjoint
+    report = adgen.check(str(path), modes=("forward", "reverse", "hvp"), openmp=True)
+    assert report.ok, report.table()
 
 
 def test_loads_in_a_prange_are_read_again_not_taped() -> None:

@@ -41,12 +41,11 @@ size_t mixture_b_tape_bytes(void)
 
 double loglik_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1, const double *means, double *meansb, int64_t means_shape0, int64_t means_shape1, const double *logw, double *logwb, int64_t logw_shape0, double *r, double *rb, int64_t r_shape0, double retb)
 {
-    adgen_tape tape = ADGEN_TAPE_INIT;
     (void)logw_shape0;
     (void)r_shape0;
     /* mixture.py:17: for i in prange(x.shape[0]): */
     double total = 0.0;
-    /* prange run in sequence: it uses the tape, in order */
+    ADGEN_OMP(omp parallel for reduction(+: total))
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* mixture.py:19: for k in range(means.shape[0]): */
         double top = -1e+300;
@@ -58,11 +57,7 @@ double loglik_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1,
                 double t = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
                 d2 = d2 + t * t;
             }
-            /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-            double tmp = logw[k_1] - 0.5 * d2;
-            /* mixture.py:19: for k in range(means.shape[0]): */
-            adgen_push_bool(&tape, tmp > top);
-            top = adgen_max_f64(top, tmp);
+            top = adgen_max_f64(top, logw[k_1] - 0.5 * d2);
         }
         /* mixture.py:26: for k in range(means.shape[0]): */
         double acc = 0.0;
@@ -74,65 +69,100 @@ double loglik_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1,
                 double t_1 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
                 d2_1 = d2_1 + t_1 * t_1;
             }
-            /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-            double tmp_1 = exp(logw[k_1] - 0.5 * d2_1 - top);
-            /* mixture.py:26: for k in range(means.shape[0]): */
-            adgen_push_f64(&tape, tmp_1);
-            acc = acc + tmp_1;
+            acc = acc + exp(logw[k_1] - 0.5 * d2_1 - top);
         }
         /* mixture.py:32: r[i] = top + math.log(acc) */
         r[i] = top + log(acc);
-        /* mixture.py:17: for i in prange(x.shape[0]): */
-        adgen_push_f64(&tape, acc);
         total = total + r[i];
     }
-    /* prange run in sequence: it uses the tape, in order */
-    for (int64_t i = x_shape0 - 1; i >= 0; --i) {
-        double acc_1 = adgen_pop_f64(&tape);
-        /* mixture.py:33: total += r[i] */
-        rb[i] += retb;
-        /* mixture.py:32: r[i] = top + math.log(acc) */
-        double topb = rb[i];
-        rb[i] = 0.0;
-        double accb = 1.0 / acc_1 * topb;
-        /* mixture.py:26: for k in range(means.shape[0]): */
-        int64_t tmp_2 = means_shape0 - 1;
-        for (int64_t k_1 = tmp_2; k_1 >= 0; --k_1) {
-            double tmp_3 = adgen_pop_f64(&tape);
-            /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-            double tmp_4 = tmp_3 * accb;
-            double d2b = -(0.5 * tmp_4);
-            logwb[k_1] += tmp_4;
-            /* mixture.py:28: for j in range(x.shape[1]): */
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:30: d2 += t * t */
-                double tb = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]) * d2b;
-                /* mixture.py:29: t = x[i, j] - means[k, j] */
-                meansb[k_1 * means_shape1 + j] -= tb;
-                xb[i * x_shape1 + j] += tb;
+    /* mixture.py:17: for i in prange(x.shape[0]): */
+    ADGEN_OMP(omp parallel)
+    {
+        adgen_tape thread_tape = ADGEN_TAPE_INIT;
+        ADGEN_OMP(omp for)
+        for (int64_t i = 0; i < x_shape0; ++i) {
+            /* mixture.py:19: for k in range(means.shape[0]): */
+            double top_1 = -1e+300;
+            for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
+                /* mixture.py:21: for j in range(x.shape[1]): */
+                double d2_2 = 0.0;
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* mixture.py:22: t = x[i, j] - means[k, j] */
+                    double t_2 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                    d2_2 = d2_2 + t_2 * t_2;
+                }
+                /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
+                double tmp = logw[k_1] - 0.5 * d2_2;
+                /* mixture.py:19: for k in range(means.shape[0]): */
+                adgen_push_bool(&thread_tape, tmp > top_1);
+                top_1 = adgen_max_f64(top_1, tmp);
             }
-            topb = topb - tmp_4;
-        }
-        /* mixture.py:19: for k in range(means.shape[0]): */
-        for (int64_t k_1 = tmp_2; k_1 >= 0; --k_1) {
-            bool tmp_5 = adgen_pop_bool(&tape);
-            /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-            double tmp_6 = tmp_5 ? topb : 0.0;
-            double d2b_1 = -(0.5 * tmp_6);
-            logwb[k_1] += tmp_6;
-            /* mixture.py:21: for j in range(x.shape[1]): */
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:23: d2 += t * t */
-                double tb_1 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]) * d2b_1;
-                /* mixture.py:22: t = x[i, j] - means[k, j] */
-                meansb[k_1 * means_shape1 + j] -= tb_1;
-                xb[i * x_shape1 + j] += tb_1;
+            /* mixture.py:26: for k in range(means.shape[0]): */
+            double acc_1 = 0.0;
+            for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
+                /* mixture.py:28: for j in range(x.shape[1]): */
+                double d2_3 = 0.0;
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* mixture.py:29: t = x[i, j] - means[k, j] */
+                    double t_3 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                    d2_3 = d2_3 + t_3 * t_3;
+                }
+                /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
+                double tmp_1 = exp(logw[k_1] - 0.5 * d2_3 - top_1);
+                /* mixture.py:26: for k in range(means.shape[0]): */
+                adgen_push_f64(&thread_tape, tmp_1);
+                acc_1 = acc_1 + tmp_1;
             }
-            topb = tmp_5 ? 0.0 : topb;
+            /* mixture.py:33: total += r[i] */
+            rb[i] += retb;
+            /* mixture.py:32: r[i] = top + math.log(acc) */
+            double topb = rb[i];
+            rb[i] = 0.0;
+            double accb = 1.0 / acc_1 * topb;
+            /* mixture.py:26: for k in range(means.shape[0]): */
+            int64_t tmp_2 = means_shape0 - 1;
+            for (int64_t k_1 = tmp_2; k_1 >= 0; --k_1) {
+                double tmp_3 = adgen_pop_f64(&thread_tape);
+                /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
+                double tmp_4 = tmp_3 * accb;
+                double d2b = -(0.5 * tmp_4);
+                ADGEN_OMP(omp atomic)
+                logwb[k_1] += tmp_4;
+                /* mixture.py:28: for j in range(x.shape[1]): */
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* mixture.py:30: d2 += t * t */
+                    double tb = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]) * d2b;
+                    /* mixture.py:29: t = x[i, j] - means[k, j] */
+                    ADGEN_OMP(omp atomic)
+                    meansb[k_1 * means_shape1 + j] -= tb;
+                    xb[i * x_shape1 + j] += tb;
+                }
+                topb = topb - tmp_4;
+            }
+            /* mixture.py:19: for k in range(means.shape[0]): */
+            for (int64_t k_1 = tmp_2; k_1 >= 0; --k_1) {
+                bool tmp_5 = adgen_pop_bool(&thread_tape);
+                /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
+                double tmp_6 = tmp_5 ? topb : 0.0;
+                double d2b_1 = -(0.5 * tmp_6);
+                ADGEN_OMP(omp atomic)
+                logwb[k_1] += tmp_6;
+                /* mixture.py:21: for j in range(x.shape[1]): */
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* mixture.py:23: d2 += t * t */
+                    double tb_1 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]) * d2b_1;
+                    /* mixture.py:22: t = x[i, j] - means[k, j] */
+                    ADGEN_OMP(omp atomic)
+                    meansb[k_1 * means_shape1 + j] -= tb_1;
+                    xb[i * x_shape1 + j] += tb_1;
+                }
+                topb = tmp_5 ? 0.0 : topb;
+            }
         }
+        adgen_tape_free(&thread_tape);
     }
     /* mixture.py:34: return total */
-    adgen_tape_bytes_last = adgen_tape_free(&tape);
+    adgen_tape_bytes_last = 0;
     return total;
 }
 

@@ -51,134 +51,166 @@ size_t mixture_b_d_tape_bytes(void)
 
 double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, int64_t x_shape1, const double *means, const double *meansd, double *meansb, double *meansbd, int64_t means_shape0, int64_t means_shape1, const double *logw, const double *logwd, double *logwb, double *logwbd, int64_t logw_shape0, double *r, double *rd, double *rb, double *rbd, int64_t r_shape0, double retb)
 {
-    adgen_tape tape = ADGEN_TAPE_INIT;
     (void)logw_shape0;
     (void)r_shape0;
     /* mixture.py:17: for i in prange(x.shape[0]): */
     double total = 0.0;
-    /* prange run in sequence: it uses the tape, in order */
+    ADGEN_OMP(omp parallel for reduction(+: total))
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* mixture.py:19: for k in range(means.shape[0]): */
         double top = -1e+300;
-        double topd = 0.0;
         for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
             /* mixture.py:21: for j in range(x.shape[1]): */
             double d2 = 0.0;
-            double d2d = 0.0;
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* mixture.py:22: t = x[i, j] - means[k, j] */
                 double t = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
                 d2 = d2 + t * t;
-                d2d = d2d + 2.0 * t * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j]);
             }
-            /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-            double tmp = logw[k_1] - 0.5 * d2;
-            bool tmp_1 = tmp > top;
-            /* mixture.py:19: for k in range(means.shape[0]): */
-            adgen_push_bool(&tape, tmp_1);
-            top = adgen_max_f64(top, tmp);
-            topd = tmp_1 ? logwd[k_1] - 0.5 * d2d : topd;
+            top = adgen_max_f64(top, logw[k_1] - 0.5 * d2);
         }
         /* mixture.py:26: for k in range(means.shape[0]): */
         double acc = 0.0;
-        double accd = 0.0;
         for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
             /* mixture.py:28: for j in range(x.shape[1]): */
             double d2_1 = 0.0;
-            double d2d_1 = 0.0;
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* mixture.py:29: t = x[i, j] - means[k, j] */
                 double t_1 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
                 d2_1 = d2_1 + t_1 * t_1;
-                d2d_1 = d2d_1 + 2.0 * t_1 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j]);
             }
-            /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-            double tmp_2 = exp(logw[k_1] - 0.5 * d2_1 - top);
-            double tmp_3 = tmp_2 * (logwd[k_1] - 0.5 * d2d_1 - topd);
-            /* mixture.py:26: for k in range(means.shape[0]): */
-            adgen_push_f64(&tape, tmp_2);
-            adgen_push_f64(&tape, tmp_3);
-            acc = acc + tmp_2;
-            accd = accd + tmp_3;
+            acc = acc + exp(logw[k_1] - 0.5 * d2_1 - top);
         }
         /* mixture.py:32: r[i] = top + math.log(acc) */
         r[i] = top + log(acc);
         rd[i] = 0.0;
-        /* mixture.py:17: for i in prange(x.shape[0]): */
-        adgen_push_f64(&tape, acc);
-        adgen_push_f64(&tape, accd);
         total = total + r[i];
     }
-    /* prange run in sequence: it uses the tape, in order */
-    for (int64_t i = x_shape0 - 1; i >= 0; --i) {
-        double accd_1 = adgen_pop_f64(&tape);
-        double acc_1 = adgen_pop_f64(&tape);
-        /* mixture.py:33: total += r[i] */
-        rb[i] += retb;
-        rbd[i] = 0.0;
-        /* mixture.py:32: r[i] = top + math.log(acc) */
-        double topb = rb[i];
-        rb[i] = 0.0;
-        rbd[i] = 0.0;
-        double tmp_4 = 1.0 / acc_1;
-        double accb = tmp_4 * topb;
-        double accbd = -(topb * (tmp_4 / acc_1 * accd_1));
-        /* mixture.py:26: for k in range(means.shape[0]): */
-        int64_t tmp_5 = means_shape0 - 1;
-        double topbd = 0.0;
-        for (int64_t k_1 = tmp_5; k_1 >= 0; --k_1) {
-            double tmp_6 = adgen_pop_f64(&tape);
-            double tmp_7 = adgen_pop_f64(&tape);
-            /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-            double tmp_8 = tmp_7 * accb;
-            double tmp_9 = accb * tmp_6 + tmp_7 * accbd;
-            double d2b = -(0.5 * tmp_8);
-            double d2bd = -(0.5 * tmp_9);
-            logwb[k_1] += tmp_8;
-            logwbd[k_1] += tmp_9;
-            /* mixture.py:28: for j in range(x.shape[1]): */
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:30: d2 += t * t */
-                double tmp_10 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
-                double tb = tmp_10 * d2b;
-                double tbd = d2b * (2.0 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j])) + tmp_10 * d2bd;
-                /* mixture.py:29: t = x[i, j] - means[k, j] */
-                meansb[k_1 * means_shape1 + j] -= tb;
-                meansbd[k_1 * means_shape1 + j] -= tbd;
-                xb[i * x_shape1 + j] += tb;
-                xbd[i * x_shape1 + j] += tbd;
+    /* mixture.py:17: for i in prange(x.shape[0]): */
+    ADGEN_OMP(omp parallel)
+    {
+        adgen_tape thread_tape = ADGEN_TAPE_INIT;
+        ADGEN_OMP(omp for)
+        for (int64_t i = 0; i < x_shape0; ++i) {
+            /* mixture.py:19: for k in range(means.shape[0]): */
+            double top_1 = -1e+300;
+            double topd = 0.0;
+            for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
+                /* mixture.py:21: for j in range(x.shape[1]): */
+                double d2_2 = 0.0;
+                double d2d = 0.0;
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* mixture.py:22: t = x[i, j] - means[k, j] */
+                    double t_2 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                    d2_2 = d2_2 + t_2 * t_2;
+                    d2d = d2d + 2.0 * t_2 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j]);
+                }
+                /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
+                double tmp = logw[k_1] - 0.5 * d2_2;
+                bool tmp_1 = tmp > top_1;
+                /* mixture.py:19: for k in range(means.shape[0]): */
+                adgen_push_bool(&thread_tape, tmp_1);
+                top_1 = adgen_max_f64(top_1, tmp);
+                topd = tmp_1 ? logwd[k_1] - 0.5 * d2d : topd;
             }
-            topb = topb - tmp_8;
-            topbd = topbd - tmp_9;
-        }
-        /* mixture.py:19: for k in range(means.shape[0]): */
-        for (int64_t k_1 = tmp_5; k_1 >= 0; --k_1) {
-            bool tmp_11 = adgen_pop_bool(&tape);
-            /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-            double tmp_12 = tmp_11 ? topb : 0.0;
-            double tmp_13 = tmp_11 ? topbd : 0.0;
-            double d2b_1 = -(0.5 * tmp_12);
-            double d2bd_1 = -(0.5 * tmp_13);
-            logwb[k_1] += tmp_12;
-            logwbd[k_1] += tmp_13;
-            /* mixture.py:21: for j in range(x.shape[1]): */
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:23: d2 += t * t */
-                double tmp_14 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
-                double tb_1 = tmp_14 * d2b_1;
-                double tbd_1 = d2b_1 * (2.0 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j])) + tmp_14 * d2bd_1;
-                /* mixture.py:22: t = x[i, j] - means[k, j] */
-                meansb[k_1 * means_shape1 + j] -= tb_1;
-                meansbd[k_1 * means_shape1 + j] -= tbd_1;
-                xb[i * x_shape1 + j] += tb_1;
-                xbd[i * x_shape1 + j] += tbd_1;
+            /* mixture.py:26: for k in range(means.shape[0]): */
+            double acc_1 = 0.0;
+            double accd = 0.0;
+            for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
+                /* mixture.py:28: for j in range(x.shape[1]): */
+                double d2_3 = 0.0;
+                double d2d_1 = 0.0;
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* mixture.py:29: t = x[i, j] - means[k, j] */
+                    double t_3 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                    d2_3 = d2_3 + t_3 * t_3;
+                    d2d_1 = d2d_1 + 2.0 * t_3 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j]);
+                }
+                /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
+                double tmp_2 = exp(logw[k_1] - 0.5 * d2_3 - top_1);
+                double tmp_3 = tmp_2 * (logwd[k_1] - 0.5 * d2d_1 - topd);
+                /* mixture.py:26: for k in range(means.shape[0]): */
+                adgen_push_f64(&thread_tape, tmp_2);
+                adgen_push_f64(&thread_tape, tmp_3);
+                acc_1 = acc_1 + tmp_2;
+                accd = accd + tmp_3;
             }
-            topb = tmp_11 ? 0.0 : topb;
-            topbd = tmp_11 ? 0.0 : topbd;
+            /* mixture.py:33: total += r[i] */
+            rb[i] += retb;
+            rbd[i] = 0.0;
+            /* mixture.py:32: r[i] = top + math.log(acc) */
+            double topb = rb[i];
+            rb[i] = 0.0;
+            rbd[i] = 0.0;
+            double tmp_4 = 1.0 / acc_1;
+            double accb = tmp_4 * topb;
+            double accbd = -(topb * (tmp_4 / acc_1 * accd));
+            /* mixture.py:26: for k in range(means.shape[0]): */
+            int64_t tmp_5 = means_shape0 - 1;
+            double topbd = 0.0;
+            for (int64_t k_1 = tmp_5; k_1 >= 0; --k_1) {
+                double tmp_6 = adgen_pop_f64(&thread_tape);
+                double tmp_7 = adgen_pop_f64(&thread_tape);
+                /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
+                double tmp_8 = tmp_7 * accb;
+                double tmp_9 = accb * tmp_6 + tmp_7 * accbd;
+                double d2b = -(0.5 * tmp_8);
+                double d2bd = -(0.5 * tmp_9);
+                ADGEN_OMP(omp atomic)
+                logwb[k_1] += tmp_8;
+                ADGEN_OMP(omp atomic)
+                logwbd[k_1] += tmp_9;
+                /* mixture.py:28: for j in range(x.shape[1]): */
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* mixture.py:30: d2 += t * t */
+                    double tmp_10 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
+                    double tb = tmp_10 * d2b;
+                    double tbd = d2b * (2.0 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j])) + tmp_10 * d2bd;
+                    /* mixture.py:29: t = x[i, j] - means[k, j] */
+                    ADGEN_OMP(omp atomic)
+                    meansb[k_1 * means_shape1 + j] -= tb;
+                    ADGEN_OMP(omp atomic)
+                    meansbd[k_1 * means_shape1 + j] -= tbd;
+                    xb[i * x_shape1 + j] += tb;
+                    xbd[i * x_shape1 + j] += tbd;
+                }
+                topb = topb - tmp_8;
+                topbd = topbd - tmp_9;
+            }
+            /* mixture.py:19: for k in range(means.shape[0]): */
+            for (int64_t k_1 = tmp_5; k_1 >= 0; --k_1) {
+                bool tmp_11 = adgen_pop_bool(&thread_tape);
+                /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
+                double tmp_12 = tmp_11 ? topb : 0.0;
+                double tmp_13 = tmp_11 ? topbd : 0.0;
+                double d2b_1 = -(0.5 * tmp_12);
+                double d2bd_1 = -(0.5 * tmp_13);
+                ADGEN_OMP(omp atomic)
+                logwb[k_1] += tmp_12;
+                ADGEN_OMP(omp atomic)
+                logwbd[k_1] += tmp_13;
+                /* mixture.py:21: for j in range(x.shape[1]): */
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* mixture.py:23: d2 += t * t */
+                    double tmp_14 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
+                    double tb_1 = tmp_14 * d2b_1;
+                    double tbd_1 = d2b_1 * (2.0 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j])) + tmp_14 * d2bd_1;
+                    /* mixture.py:22: t = x[i, j] - means[k, j] */
+                    ADGEN_OMP(omp atomic)
+                    meansb[k_1 * means_shape1 + j] -= tb_1;
+                    ADGEN_OMP(omp atomic)
+                    meansbd[k_1 * means_shape1 + j] -= tbd_1;
+                    xb[i * x_shape1 + j] += tb_1;
+                    xbd[i * x_shape1 + j] += tbd_1;
+                }
+                topb = tmp_11 ? 0.0 : topb;
+                topbd = tmp_11 ? 0.0 : topbd;
+            }
         }
+        adgen_tape_free(&thread_tape);
     }
     /* mixture.py:34: return total */
-    adgen_tape_bytes_last = adgen_tape_free(&tape);
+    adgen_tape_bytes_last = 0;
     return total;
 }
 

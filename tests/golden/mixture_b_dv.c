@@ -52,154 +52,193 @@ size_t mixture_b_dv_tape_bytes(void)
 double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, int64_t x_shape1, const double *means, const double *meansd, double *meansb, double *meansbd, int64_t means_shape0, int64_t means_shape1, const double *logw, const double *logwd, double *logwb, double *logwbd, int64_t logw_shape0, double *r, double *rd, double *rb, double *rbd, int64_t r_shape0, double retb, int64_t nbdirs)
 {
     ADGEN_ASSUME(nbdirs > 0);
-    adgen_tape tape = ADGEN_TAPE_INIT;
     (void)logw_shape0;
     (void)r_shape0;
     /* mixture.py:17: for i in prange(x.shape[0]): */
     double total = 0.0;
-    /* prange run in sequence: it uses the tape, in order */
+    ADGEN_OMP(omp parallel for reduction(+: total))
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* mixture.py:19: for k in range(means.shape[0]): */
         double top = -1e+300;
-        double topd[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) topd[k] = 0.0;
         for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
             /* mixture.py:21: for j in range(x.shape[1]): */
             double d2 = 0.0;
-            double d2d[nbdirs];
-            for (int64_t k = 0; k < nbdirs; ++k) d2d[k] = 0.0;
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* mixture.py:22: t = x[i, j] - means[k, j] */
                 double t = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                /* mixture.py:23: d2 += t * t */
-                double tmp = 2.0 * t;
                 d2 = d2 + t * t;
-                for (int64_t k = 0; k < nbdirs; ++k) d2d[k] = d2d[k] + tmp * (xd[(i * x_shape1 + j) * nbdirs + k] - meansd[(k_1 * means_shape1 + j) * nbdirs + k]);
             }
-            /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-            double tmp_1 = logw[k_1] - 0.5 * d2;
-            bool tmp_2 = tmp_1 > top;
-            /* mixture.py:19: for k in range(means.shape[0]): */
-            adgen_push_bool(&tape, tmp_2);
-            top = adgen_max_f64(top, tmp_1);
-            for (int64_t k = 0; k < nbdirs; ++k) topd[k] = tmp_2 ? logwd[k_1 * nbdirs + k] - 0.5 * d2d[k] : topd[k];
+            top = adgen_max_f64(top, logw[k_1] - 0.5 * d2);
         }
         /* mixture.py:26: for k in range(means.shape[0]): */
         double acc = 0.0;
-        double accd[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) accd[k] = 0.0;
         for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
             /* mixture.py:28: for j in range(x.shape[1]): */
             double d2_1 = 0.0;
-            double d2d_1[nbdirs];
-            for (int64_t k = 0; k < nbdirs; ++k) d2d_1[k] = 0.0;
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* mixture.py:29: t = x[i, j] - means[k, j] */
                 double t_1 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                /* mixture.py:30: d2 += t * t */
-                double tmp_3 = 2.0 * t_1;
                 d2_1 = d2_1 + t_1 * t_1;
-                for (int64_t k = 0; k < nbdirs; ++k) d2d_1[k] = d2d_1[k] + tmp_3 * (xd[(i * x_shape1 + j) * nbdirs + k] - meansd[(k_1 * means_shape1 + j) * nbdirs + k]);
             }
-            /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-            double tmp_4 = exp(logw[k_1] - 0.5 * d2_1 - top);
-            double tmp_5[nbdirs];
-            for (int64_t k = 0; k < nbdirs; ++k) tmp_5[k] = tmp_4 * (logwd[k_1 * nbdirs + k] - 0.5 * d2d_1[k] - topd[k]);
-            /* mixture.py:26: for k in range(means.shape[0]): */
-            adgen_push_f64(&tape, tmp_4);
-            for (int64_t k = 0; k < nbdirs; ++k) adgen_push_f64(&tape, tmp_5[k]);
-            acc = acc + tmp_4;
-            for (int64_t k = 0; k < nbdirs; ++k) accd[k] = accd[k] + tmp_5[k];
+            acc = acc + exp(logw[k_1] - 0.5 * d2_1 - top);
         }
         /* mixture.py:32: r[i] = top + math.log(acc) */
         r[i] = top + log(acc);
         for (int64_t k = 0; k < nbdirs; ++k) rd[i * nbdirs + k] = 0.0;
-        /* mixture.py:17: for i in prange(x.shape[0]): */
-        adgen_push_f64(&tape, acc);
-        for (int64_t k = 0; k < nbdirs; ++k) adgen_push_f64(&tape, accd[k]);
         total = total + r[i];
     }
-    /* prange run in sequence: it uses the tape, in order */
-    for (int64_t i = x_shape0 - 1; i >= 0; --i) {
-        double accd_1[nbdirs];
-        for (int64_t k = nbdirs - 1; k >= 0; --k) accd_1[k] = adgen_pop_f64(&tape);
-        double acc_1 = adgen_pop_f64(&tape);
-        /* mixture.py:33: total += r[i] */
-        rb[i] += retb;
-        for (int64_t k = 0; k < nbdirs; ++k) rbd[i * nbdirs + k] = 0.0;
-        /* mixture.py:32: r[i] = top + math.log(acc) */
-        double topb = rb[i];
-        rb[i] = 0.0;
-        for (int64_t k = 0; k < nbdirs; ++k) rbd[i * nbdirs + k] = 0.0;
-        double tmp_6 = 1.0 / acc_1;
-        double tmp_7 = tmp_6 / acc_1;
-        double accb = tmp_6 * topb;
-        double accbd[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) accbd[k] = -(topb * (tmp_7 * accd_1[k]));
-        /* mixture.py:26: for k in range(means.shape[0]): */
-        int64_t tmp_8 = means_shape0 - 1;
-        double topbd[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) topbd[k] = 0.0;
-        for (int64_t k_1 = tmp_8; k_1 >= 0; --k_1) {
-            double tmp_9[nbdirs];
-            for (int64_t k = nbdirs - 1; k >= 0; --k) tmp_9[k] = adgen_pop_f64(&tape);
-            double tmp_10 = adgen_pop_f64(&tape);
-            /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-            double tmp_11 = tmp_10 * accb;
-            double tmp_12[nbdirs];
-            for (int64_t k = 0; k < nbdirs; ++k) tmp_12[k] = accb * tmp_9[k] + tmp_10 * accbd[k];
-            double d2b = -(0.5 * tmp_11);
-            double d2bd[nbdirs];
-            for (int64_t k = 0; k < nbdirs; ++k) d2bd[k] = -(0.5 * tmp_12[k]);
-            logwb[k_1] += tmp_11;
-            for (int64_t k = 0; k < nbdirs; ++k) logwbd[k_1 * nbdirs + k] += tmp_12[k];
-            /* mixture.py:28: for j in range(x.shape[1]): */
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:30: d2 += t * t */
-                double tmp_13 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
-                double tb = tmp_13 * d2b;
-                double tbd[nbdirs];
-                for (int64_t k = 0; k < nbdirs; ++k) tbd[k] = d2b * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + k] - meansd[(k_1 * means_shape1 + j) * nbdirs + k])) + tmp_13 * d2bd[k];
-                /* mixture.py:29: t = x[i, j] - means[k, j] */
-                meansb[k_1 * means_shape1 + j] -= tb;
-                for (int64_t k = 0; k < nbdirs; ++k) meansbd[(k_1 * means_shape1 + j) * nbdirs + k] -= tbd[k];
-                xb[i * x_shape1 + j] += tb;
-                for (int64_t k = 0; k < nbdirs; ++k) xbd[(i * x_shape1 + j) * nbdirs + k] += tbd[k];
+    /* mixture.py:17: for i in prange(x.shape[0]): */
+    ADGEN_OMP(omp parallel)
+    {
+        adgen_tape thread_tape = ADGEN_TAPE_INIT;
+        ADGEN_OMP(omp for)
+        for (int64_t i = 0; i < x_shape0; ++i) {
+            /* mixture.py:19: for k in range(means.shape[0]): */
+            double top_1 = -1e+300;
+            double topd[nbdirs];
+            for (int64_t k = 0; k < nbdirs; ++k) topd[k] = 0.0;
+            for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
+                /* mixture.py:21: for j in range(x.shape[1]): */
+                double d2_2 = 0.0;
+                double d2d[nbdirs];
+                for (int64_t k = 0; k < nbdirs; ++k) d2d[k] = 0.0;
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* mixture.py:22: t = x[i, j] - means[k, j] */
+                    double t_2 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                    /* mixture.py:23: d2 += t * t */
+                    double tmp = 2.0 * t_2;
+                    d2_2 = d2_2 + t_2 * t_2;
+                    for (int64_t k = 0; k < nbdirs; ++k) d2d[k] = d2d[k] + tmp * (xd[(i * x_shape1 + j) * nbdirs + k] - meansd[(k_1 * means_shape1 + j) * nbdirs + k]);
+                }
+                /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
+                double tmp_1 = logw[k_1] - 0.5 * d2_2;
+                bool tmp_2 = tmp_1 > top_1;
+                /* mixture.py:19: for k in range(means.shape[0]): */
+                adgen_push_bool(&thread_tape, tmp_2);
+                top_1 = adgen_max_f64(top_1, tmp_1);
+                for (int64_t k = 0; k < nbdirs; ++k) topd[k] = tmp_2 ? logwd[k_1 * nbdirs + k] - 0.5 * d2d[k] : topd[k];
             }
-            topb = topb - tmp_11;
-            for (int64_t k = 0; k < nbdirs; ++k) topbd[k] = topbd[k] - tmp_12[k];
-        }
-        /* mixture.py:19: for k in range(means.shape[0]): */
-        for (int64_t k_1 = tmp_8; k_1 >= 0; --k_1) {
-            bool tmp_14 = adgen_pop_bool(&tape);
-            /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-            double tmp_15 = tmp_14 ? topb : 0.0;
-            double tmp_16[nbdirs];
-            for (int64_t k = 0; k < nbdirs; ++k) tmp_16[k] = tmp_14 ? topbd[k] : 0.0;
-            double d2b_1 = -(0.5 * tmp_15);
-            double d2bd_1[nbdirs];
-            for (int64_t k = 0; k < nbdirs; ++k) d2bd_1[k] = -(0.5 * tmp_16[k]);
-            logwb[k_1] += tmp_15;
-            for (int64_t k = 0; k < nbdirs; ++k) logwbd[k_1 * nbdirs + k] += tmp_16[k];
-            /* mixture.py:21: for j in range(x.shape[1]): */
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:23: d2 += t * t */
-                double tmp_17 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
-                double tb_1 = tmp_17 * d2b_1;
-                double tbd_1[nbdirs];
-                for (int64_t k = 0; k < nbdirs; ++k) tbd_1[k] = d2b_1 * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + k] - meansd[(k_1 * means_shape1 + j) * nbdirs + k])) + tmp_17 * d2bd_1[k];
-                /* mixture.py:22: t = x[i, j] - means[k, j] */
-                meansb[k_1 * means_shape1 + j] -= tb_1;
-                for (int64_t k = 0; k < nbdirs; ++k) meansbd[(k_1 * means_shape1 + j) * nbdirs + k] -= tbd_1[k];
-                xb[i * x_shape1 + j] += tb_1;
-                for (int64_t k = 0; k < nbdirs; ++k) xbd[(i * x_shape1 + j) * nbdirs + k] += tbd_1[k];
+            /* mixture.py:26: for k in range(means.shape[0]): */
+            double acc_1 = 0.0;
+            double accd[nbdirs];
+            for (int64_t k = 0; k < nbdirs; ++k) accd[k] = 0.0;
+            for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
+                /* mixture.py:28: for j in range(x.shape[1]): */
+                double d2_3 = 0.0;
+                double d2d_1[nbdirs];
+                for (int64_t k = 0; k < nbdirs; ++k) d2d_1[k] = 0.0;
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* mixture.py:29: t = x[i, j] - means[k, j] */
+                    double t_3 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                    /* mixture.py:30: d2 += t * t */
+                    double tmp_3 = 2.0 * t_3;
+                    d2_3 = d2_3 + t_3 * t_3;
+                    for (int64_t k = 0; k < nbdirs; ++k) d2d_1[k] = d2d_1[k] + tmp_3 * (xd[(i * x_shape1 + j) * nbdirs + k] - meansd[(k_1 * means_shape1 + j) * nbdirs + k]);
+                }
+                /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
+                double tmp_4 = exp(logw[k_1] - 0.5 * d2_3 - top_1);
+                double tmp_5[nbdirs];
+                for (int64_t k = 0; k < nbdirs; ++k) tmp_5[k] = tmp_4 * (logwd[k_1 * nbdirs + k] - 0.5 * d2d_1[k] - topd[k]);
+                /* mixture.py:26: for k in range(means.shape[0]): */
+                adgen_push_f64(&thread_tape, tmp_4);
+                for (int64_t k = 0; k < nbdirs; ++k) adgen_push_f64(&thread_tape, tmp_5[k]);
+                acc_1 = acc_1 + tmp_4;
+                for (int64_t k = 0; k < nbdirs; ++k) accd[k] = accd[k] + tmp_5[k];
             }
-            topb = tmp_14 ? 0.0 : topb;
-            for (int64_t k = 0; k < nbdirs; ++k) topbd[k] = tmp_14 ? 0.0 : topbd[k];
+            /* mixture.py:33: total += r[i] */
+            rb[i] += retb;
+            for (int64_t k = 0; k < nbdirs; ++k) rbd[i * nbdirs + k] = 0.0;
+            /* mixture.py:32: r[i] = top + math.log(acc) */
+            double topb = rb[i];
+            rb[i] = 0.0;
+            for (int64_t k = 0; k < nbdirs; ++k) rbd[i * nbdirs + k] = 0.0;
+            double tmp_6 = 1.0 / acc_1;
+            double tmp_7 = tmp_6 / acc_1;
+            double accb = tmp_6 * topb;
+            double accbd[nbdirs];
+            for (int64_t k = 0; k < nbdirs; ++k) accbd[k] = -(topb * (tmp_7 * accd[k]));
+            /* mixture.py:26: for k in range(means.shape[0]): */
+            int64_t tmp_8 = means_shape0 - 1;
+            double topbd[nbdirs];
+            for (int64_t k = 0; k < nbdirs; ++k) topbd[k] = 0.0;
+            for (int64_t k_1 = tmp_8; k_1 >= 0; --k_1) {
+                double tmp_9[nbdirs];
+                for (int64_t k = nbdirs - 1; k >= 0; --k) tmp_9[k] = adgen_pop_f64(&thread_tape);
+                double tmp_10 = adgen_pop_f64(&thread_tape);
+                /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
+                double tmp_11 = tmp_10 * accb;
+                double tmp_12[nbdirs];
+                for (int64_t k = 0; k < nbdirs; ++k) tmp_12[k] = accb * tmp_9[k] + tmp_10 * accbd[k];
+                double d2b = -(0.5 * tmp_11);
+                double d2bd[nbdirs];
+                for (int64_t k = 0; k < nbdirs; ++k) d2bd[k] = -(0.5 * tmp_12[k]);
+                ADGEN_OMP(omp atomic)
+                logwb[k_1] += tmp_11;
+                for (int64_t k = 0; k < nbdirs; ++k) {
+                    ADGEN_OMP(omp atomic)
+                    logwbd[k_1 * nbdirs + k] += tmp_12[k];
+                }
+                /* mixture.py:28: for j in range(x.shape[1]): */
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* mixture.py:30: d2 += t * t */
+                    double tmp_13 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
+                    double tb = tmp_13 * d2b;
+                    double tbd[nbdirs];
+                    for (int64_t k = 0; k < nbdirs; ++k) tbd[k] = d2b * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + k] - meansd[(k_1 * means_shape1 + j) * nbdirs + k])) + tmp_13 * d2bd[k];
+                    /* mixture.py:29: t = x[i, j] - means[k, j] */
+                    ADGEN_OMP(omp atomic)
+                    meansb[k_1 * means_shape1 + j] -= tb;
+                    for (int64_t k = 0; k < nbdirs; ++k) {
+                        ADGEN_OMP(omp atomic)
+                        meansbd[(k_1 * means_shape1 + j) * nbdirs + k] -= tbd[k];
+                    }
+                    xb[i * x_shape1 + j] += tb;
+                    for (int64_t k = 0; k < nbdirs; ++k) xbd[(i * x_shape1 + j) * nbdirs + k] += tbd[k];
+                }
+                topb = topb - tmp_11;
+                for (int64_t k = 0; k < nbdirs; ++k) topbd[k] = topbd[k] - tmp_12[k];
+            }
+            /* mixture.py:19: for k in range(means.shape[0]): */
+            for (int64_t k_1 = tmp_8; k_1 >= 0; --k_1) {
+                bool tmp_14 = adgen_pop_bool(&thread_tape);
+                /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
+                double tmp_15 = tmp_14 ? topb : 0.0;
+                double tmp_16[nbdirs];
+                for (int64_t k = 0; k < nbdirs; ++k) tmp_16[k] = tmp_14 ? topbd[k] : 0.0;
+                double d2b_1 = -(0.5 * tmp_15);
+                double d2bd_1[nbdirs];
+                for (int64_t k = 0; k < nbdirs; ++k) d2bd_1[k] = -(0.5 * tmp_16[k]);
+                ADGEN_OMP(omp atomic)
+                logwb[k_1] += tmp_15;
+                for (int64_t k = 0; k < nbdirs; ++k) {
+                    ADGEN_OMP(omp atomic)
+                    logwbd[k_1 * nbdirs + k] += tmp_16[k];
+                }
+                /* mixture.py:21: for j in range(x.shape[1]): */
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* mixture.py:23: d2 += t * t */
+                    double tmp_17 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
+                    double tb_1 = tmp_17 * d2b_1;
+                    double tbd_1[nbdirs];
+                    for (int64_t k = 0; k < nbdirs; ++k) tbd_1[k] = d2b_1 * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + k] - meansd[(k_1 * means_shape1 + j) * nbdirs + k])) + tmp_17 * d2bd_1[k];
+                    /* mixture.py:22: t = x[i, j] - means[k, j] */
+                    ADGEN_OMP(omp atomic)
+                    meansb[k_1 * means_shape1 + j] -= tb_1;
+                    for (int64_t k = 0; k < nbdirs; ++k) {
+                        ADGEN_OMP(omp atomic)
+                        meansbd[(k_1 * means_shape1 + j) * nbdirs + k] -= tbd_1[k];
+                    }
+                    xb[i * x_shape1 + j] += tb_1;
+                    for (int64_t k = 0; k < nbdirs; ++k) xbd[(i * x_shape1 + j) * nbdirs + k] += tbd_1[k];
+                }
+                topb = tmp_14 ? 0.0 : topb;
+                for (int64_t k = 0; k < nbdirs; ++k) topbd[k] = tmp_14 ? 0.0 : topbd[k];
+            }
         }
+        adgen_tape_free(&thread_tape);
     }
     /* mixture.py:34: return total */
-    adgen_tape_bytes_last = adgen_tape_free(&tape);
+    adgen_tape_bytes_last = 0;
     return total;
 }
 

@@ -345,7 +345,8 @@ class TangentFunction:
         self.map[id(body.args[0])] = iv
         args = self.new_args(body.args[1:], slots)
         new = For([self.m(v) for v in op.operands[:3]] + inits, [], op.loc,
-                  regions=[Region([iv, *args])], parallel=op.parallel)
+                  regions=[Region([iv, *args])], parallel=op.parallel,
+                  iteration_tape=op.iteration_tape)
         b.insert(new)
         target = _Target(slots, is_loop=True)
         self.region(body, new.body, targets + [target])

@@ -20,6 +20,10 @@ in the reverse region that mirrors F:
 - F is a loop body, or the body of a split forward sweep (``g_fwd``): v is
   pushed on the tape at the end of F and popped at the start of the reverse
   region, in last-in first-out order.
+- The adjoint loop of a prange may start by computing its iteration again
+  (``reverse.recompute_iteration``): values of that copy are visible as is in
+  the loop body, and the regions nested in it (inner loops) are forward
+  regions like any other, pushing and popping within the iteration.
 
 Every reverse region that pops does so before anything else, and every
 forward region pushes after everything else (nested loops and calls push
@@ -62,7 +66,8 @@ def recomputable(op: Op, directive: str, reloadable: set[int]) -> bool:
 
 class Recorder:
     def __init__(self, fwd_top: Region, rev_top: Region, mirror: dict[int, Region], joint: bool,
-                 preseed: dict[tuple[int, int], Value], reloadable: set[int]) -> None:
+                 preseed: dict[tuple[int, int], Value], reloadable: set[int],
+                 recomputed: set[int] | None = None, recomputing: set[int] | None = None) -> None:
         self.fwd_top = fwd_top
         self.rev_top = rev_top
         self.mirror = mirror
@@ -76,6 +81,11 @@ class Recorder:
         #: reverse region -> (region, pops in order, recomputed ops in order): its prologue
         self.prologue: dict[int, tuple[Region, list[Op], list[Op]]] = {}
         self.exported: dict[int, Value] = {}
+        #: ops computing a prange iteration again inside its adjoint loop (their regions are
+        #: forward regions), and the adjoint loop bodies holding them (visible as is)
+        self.recomputed = recomputed or set()
+        self.visible = recomputing or set()
+        self.copied: set[int] = set()  # the regions nested in recomputed ops
 
     # -- indexes ---------------------------------------------------------------------------
     def index_forward(self, region: Region) -> None:
@@ -89,17 +99,39 @@ class Recorder:
                 self.parent_op[id(sub)] = op
                 self.index_forward(sub)
 
-    def uses(self, region: Region, out: list[tuple[Op, int, Region]]) -> None:
+    def uses(self, region: Region, out: list[tuple[Op, int, Region]],
+             at: Region | None = None) -> None:
+        """The uses of forward values in reverse ``region``; ``at``: inside a recomputed op,
+        the reverse region its uses of outer values are resolved in."""
         for op in region.ops:
             for k, v in enumerate(op.operands):
-                if id(v) in self.def_region:
-                    out.append((op, k, region))
+                # (inside a recomputed op, its own values are forward values used forwards)
+                if id(v) in self.def_region and not (
+                        at is not None and id(self.def_region[id(v)]) in self.copied):
+                    out.append((op, k, at or region))
             for sub in op.regions:
-                self.rev_parent[id(sub)] = region
-                self.uses(sub, out)
+                if at is None and id(op) not in self.recomputed:
+                    self.rev_parent[id(sub)] = region
+                self.uses(sub, out, at or (region if id(op) in self.recomputed else None))
+
+    def index_recomputed(self, region: Region) -> None:
+        for op in region.ops:
+            if id(op) in self.recomputed:
+                self.region_of_op[id(op)] = region
+                for r in op.results:
+                    self.def_region[id(r)] = region
+                for sub in op.regions:
+                    self.parent_op[id(sub)] = op
+                    self.index_forward(sub)
+                    self.copied.update(id(r) for r in _regions(sub))
+            else:
+                for sub in op.regions:
+                    self.index_recomputed(sub)
 
     def run(self) -> None:
         self.index_forward(self.fwd_top)
+        if self.recomputed:
+            self.index_recomputed(self.rev_top)
         found: list[tuple[Op, int, Region]] = []
         self.uses(self.rev_top, found)
         for op, k, region in found:
@@ -124,7 +156,7 @@ class Recorder:
         fwd = self.def_region.get(id(v))
         if fwd is None:
             return v  # not a forward value (already a reverse one)
-        if fwd is self.fwd_top and self.joint:
+        if fwd is self.fwd_top and self.joint or id(fwd) in self.visible:
             return v
         target = self.mirror_of(fwd, rev)
         key = (id(target), id(v))
@@ -146,7 +178,7 @@ class Recorder:
     def cheap(self, v: Value, rev: Region) -> bool:
         """Whether ``v`` is available in ``rev`` without saving anything new."""
         fwd = self.def_region.get(id(v))
-        if fwd is None or (fwd is self.fwd_top and self.joint):
+        if fwd is None or (fwd is self.fwd_top and self.joint) or id(fwd) in self.visible:
             return True
         target = self.mirror_of(fwd, rev)
         if (id(target), id(v)) in self.cache:
@@ -230,6 +262,15 @@ class Recorder:
         if op is not None:
             return op.loc
         return fwd.ops[-1].loc if fwd.ops else self.rev_top.ops[-1].loc
+
+
+def _regions(region: Region) -> list[Region]:
+    """``region`` and every region nested in it."""
+    out = [region]
+    for op in region.ops:
+        for sub in op.regions:
+            out += _regions(sub)
+    return out
 
 
 def _placeholder(b: Builder, v: Value) -> Value:

@@ -84,6 +84,11 @@ class AdjointFunction:
         #: never reused by a new object while this adjoint is built
         self.discarded: list[object] = []
         self.choices: dict[int, tuple[Value, int, int]] = {}  # old min/max/select -> choice
+        #: the ops (with regions) of prange bodies computed again in their adjoint loop, and
+        #: those loops' bodies, where the values of the recomputation are visible as is
+        self.recomputed: set[int] = set()
+        self.recomputing: set[int] = set()
+        self.reloadable_copies: set[int] = set()  # the reloadable loads of those copies
         #: (call, array argument) pairs whose array still holds at the reverse sweep what the
         #: call read (``_kept_call_arrays``), computed when first needed
         self.kept_calls: set[tuple[int, int]] | None = None
@@ -241,7 +246,8 @@ class AdjointFunction:
         self.discarded.extend(op for o in rev_top.ops for op in o.walk())
         _simplify_sweep(rev_top, fn)
         Recorder(fwd_top, rev_top, self.mirror, joint=not self.split, preseed=self.preseed,
-                 reloadable=self.reloadable()).run()
+                 reloadable=self.reloadable(), recomputed=self.recomputed,
+                 recomputing=self.recomputing).run()
         return self.functions(fwd_top, rev_top, primal_res, adj_res, names, of)
 
     def run_custom(self) -> list[Function]:
@@ -327,7 +333,7 @@ class AdjointFunction:
         params = {id(p) for i, p in enumerate(self.fn.params)  # a local array may be freed
                   if not self.split or i in self.kept_params}
         return {id(self.map[id(op.result)]) for op in _stable_loads(self.fn, self.module)
-                if id(op.operands[0]) in params}
+                if id(op.operands[0]) in params} | self.reloadable_copies
 
     # -- forward sweep ----------------------------------------------------------------------
     def clone_ops(self, ops: list[Op], new: Region) -> None:
@@ -589,9 +595,12 @@ class AdjointFunction:
 
     def reverse_loop(self, op: For | While, b: Builder, adj: dict[int, Value],
                      start: Value, stop: Value, step: Value, carried: list[Value],
-                     iv: tuple[Value, Value] | None) -> For:
+                     iv: tuple[Value, Value] | None, recompute: bool = False) -> For:
         """The reversed loop: ``for`` over (start, stop, step) whose body reverses ``op``'s
-        body; ``carried``: ``op``'s carried block arguments; ``iv``: (forward index, index)."""
+        body; ``carried``: ``op``'s carried block arguments; ``iv``: (forward index, index).
+        ``recompute`` (a prange, ``can_recompute``): the body first computes the iteration
+        again, so that what its reverse needs is at hand and what inner loops tape is popped
+        within the iteration."""
         body = op.body
         slots = [j for j, a in enumerate(carried)
                  if (self.active(a) or self.active(op.results[j])) and not isinstance(a.type, ArrayType)]
@@ -604,7 +613,11 @@ class AdjointFunction:
         acc = [Value(self.atype(v.type), adjoint_name(v.name)) for v in free]
         region = Region([riv, *cb, *acc])
         new = For([start, stop, step, *inits], [], op.loc, regions=[region],
-                  parallel=isinstance(op, For) and op.parallel)
+                  parallel=isinstance(op, For) and op.parallel, iteration_tape=recompute)
+        saved = (dict(self.map), dict(self.fwd_region), dict(self.choices), dict(self.trips))
+        if recompute:
+            assert isinstance(op, For)
+            self.recompute_iteration(op, region)
         self.mirror[id(region)] = self.fwd_region[id(body)]
         if iv is not None:
             self.preseed[(id(region), id(iv[1]))] = riv
@@ -618,6 +631,8 @@ class AdjointFunction:
         outs = [badj.get(id(carried[j])) or self.zero(bb, carried[j]) for j in slots]
         outs += [badj[id(v)] for v in free]
         region.ops.append(Yield(outs, [], op.loc))
+        if recompute:  # what follows the loop refers to the forward sweep again
+            self.map, self.fwd_region, self.choices, self.trips = saved
         new.results = [Value(a.type, a.name) for a in [*cb, *acc]]
         for r in new.results:
             r.owner = new
@@ -627,6 +642,45 @@ class AdjointFunction:
         for j, r in zip(slots, new.results[:len(slots)], strict=True):
             self.accumulate(b, adj, op.inits[j], r)
         return new
+
+    def recompute_iteration(self, op: For, region: Region) -> None:
+        """Put at the start of ``region`` (the adjoint loop's body) a copy of ``op``'s body
+        without its stores (the arrays already hold what they wrote), reading the adjoint
+        loop's index; the sums it carries are not needed (their adjoint is the same in every
+        iteration).  The reverse of the body is then built on this copy."""
+        body = op.body
+        self.map[id(body.args[0])] = region.args[0]
+        b = Builder(region, op.loc)
+        for a in body.args[1:]:
+            self.map[id(a)] = b.const(0, a.type)
+        start = len(region.ops)
+        self.clone_ops(body.ops[:-1], region)
+        _drop_stores(region)
+        # (every load of the body is one, see ``can_recompute``)
+        self.reloadable_copies |= {id(self.map[id(o.results[0])]) for top in body.ops
+                                   for o in top.walk() if isinstance(o, Load)}
+        self.recomputed.update(id(o) for o in region.ops[start:] if o.regions)
+        self.recomputing.add(id(region))
+        self.fwd_region[id(body)] = region
+
+    def can_recompute(self, op: For) -> bool:
+        """Whether the adjoint of the prange ``op`` may compute each iteration again: every
+        array the body reads still holds the same elements in the reverse sweep (see
+        ``reloadable``), and no call in it writes an array."""
+        if not op.parallel:
+            return False
+        stable = {id(o) for o in _stable_loads(self.fn, self.module)}
+        params = {id(p) for i, p in enumerate(self.fn.params)
+                  if not self.split or i in self.kept_params}
+        for o in op.body.ops:
+            for inner in o.walk():
+                if isinstance(inner, Load) and (id(inner) not in stable or
+                                                id(inner.operands[0]) not in params):
+                    return False
+                if isinstance(inner, Call) and written_params(
+                        self.module.function(inner.callee), self.module):
+                    return False
+        return True
 
     def rev_For(self, op: For, b: Builder, adj: dict[int, Value]) -> None:
         if not self.has_work(op):
@@ -649,6 +703,12 @@ class AdjointFunction:
                 adj.update(trial_adj)
                 return
             self.discarded.append(trial.region)  # keeps the ids in self.mirror unique
+        if self.can_recompute(op):
+            # a prange whose adjoint needs values of its body: each adjoint iteration
+            # computes its own again (seed 004), in any order, with no tape across iterations
+            self.reverse_loop(op, b, adj, start, stop, step, op.body.args[1:],
+                              (op.body.args[0], fwd_iv), recompute=True)
+            return
         rstart, rstop, rstep = _reversed_range(b, start, stop, step)
         self.reverse_loop(op, b, adj, rstart, rstop, rstep, op.body.args[1:],
                           (op.body.args[0], fwd_iv))
@@ -815,6 +875,13 @@ def _stable_reads(fn: Function, module: Module,
             continue
         out.append((op, array))
     return out
+
+
+def _drop_stores(region: Region) -> None:
+    for op in region.ops:
+        for sub in op.regions:
+            _drop_stores(sub)
+    region.ops = [op for op in region.ops if not isinstance(op, Store)]
 
 
 def _simplify_sweep(rev_top: Region, fn: Function) -> None:

@@ -300,6 +300,8 @@ class FunctionEmitter(Variables):
     @property
     def tape(self) -> str:
         """The C expression of the tape (a pointer)."""
+        if self.thread_tape is not None:
+            return "&" + self.thread_tape
         self.uses_tape = True
         return "tape" if self.fn.tape == "param" else "&tape"
 
@@ -458,8 +460,17 @@ class FunctionEmitter(Variables):
             header = (f"for (int64_t {iv} = {lo}; {st} > 0 ? {iv} < {hi} : {iv} > {hi}; "
                       f"{iv} += {st})")
         outer_atomic = self.atomic_arrays
+        tape = None
         if id(op) in self.omp_loops:
-            self.emit(self.omp_pragma(op), depth)
+            if self.uses_tape_in(op):
+                # each iteration pops what it pushes: one tape per thread
+                tape = self.fresh_name("thread_tape")
+                self.emit("ADGEN_OMP(omp parallel)", depth)
+                self.emit("{", depth)
+                depth += 1
+                self.emit(f"adgen_tape {tape} = ADGEN_TAPE_INIT;", depth)
+                self.thread_tape = tape
+            self.emit(self.omp_pragma(op, "for" if tape else "parallel for"), depth)
             self.atomic_arrays = shared_arrays(op)
         elif op.parallel and self.atomic_arrays is None:
             self.emit(f"/* prange run in sequence: {self.parallel_reason(op)} */", depth)
@@ -467,8 +478,12 @@ class FunctionEmitter(Variables):
         self.region(op.body, depth + 1)
         self.emit("}", depth)
         self.atomic_arrays = outer_atomic
+        if tape is not None:
+            self.emit(f"adgen_tape_free(&{tape});", depth)
+            self.thread_tape = None
+            self.emit("}", depth - 1)
 
-    def omp_pragma(self, op: For) -> str:
+    def omp_pragma(self, op: For, construct: str = "parallel for") -> str:
         """``#pragma omp parallel for``, through the runtime's ``ADGEN_OMP`` (nothing unless
         built with OpenMP), with the carried values as sums."""
         sums = []
@@ -476,7 +491,7 @@ class FunctionEmitter(Variables):
             var = self.var_of[id(a)]
             sums.append(f"{var.name}[:{self.nbdirs}]" if var.vector else var.name)
         clause = f" reduction(+: {', '.join(sums)})" if sums else ""
-        return f"ADGEN_OMP(omp parallel for{clause})"
+        return f"ADGEN_OMP(omp {construct}{clause})"
 
     def op_While(self, op: While, depth: int) -> None:
         self.init_loop(op.results, op.inits, depth)

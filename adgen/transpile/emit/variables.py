@@ -87,6 +87,8 @@ class Variables:
         self.omp_bodies: dict[int, For] = {}
         #: inside a parallel loop: the arrays its iterations share (``c.shared_arrays``)
         self.atomic_arrays: set[int] | None = None
+        #: inside a parallel loop whose iterations pop what they push: each thread's tape
+        self.thread_tape: str | None = None
 
     # -- analysis -------------------------------------------------------------------
     def number(self) -> None:
@@ -134,11 +136,14 @@ class Variables:
             return "its step is not a constant"
         if not all(self.is_sum(a) for a in self.sums(op)):
             return "a value it carries is not a sum"
-        for inner in op.walk():
-            if isinstance(inner, (Push, Pop)) or isinstance(inner, Call) and any(
-                    p.source[0] == "tape" for p in self.sigs[inner.callee].params):
-                return "it uses the tape, in order"
+        if self.uses_tape_in(op) and not op.iteration_tape:
+            return "it uses the tape, in order"
         return None
+
+    def uses_tape_in(self, op: Op) -> bool:
+        """Whether ``op`` pushes or pops, or calls a function that does."""
+        return any(isinstance(inner, (Push, Pop)) or isinstance(inner, Call) and any(
+            p.source[0] == "tape" for p in self.sigs[inner.callee].params) for inner in op.walk())
 
     def sums(self, op: For) -> list[Value]:
         """The carried values of ``op`` that change (the others, which every iteration passes

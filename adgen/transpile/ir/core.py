@@ -216,6 +216,9 @@ class For(Op):
     #: a ``prange``: iterations are independent, each carried value is a sum (``s = s + e``
     #: with ``s`` used only there), so they may run in any order or at once
     parallel: bool = False
+    #: each iteration pops all it pushes (the adjoint of a prange that computes its body
+    #: again): threads may each have their own tape
+    iteration_tape: bool = False
     mnemonic: ClassVar[str] = "for"
 
     @property

@@ -76,7 +76,8 @@ class Printer:
                               for a, i in zip(carried, op.inits, strict=True))
             self.lines.append(
                 f"{pad}{lhs}{'prange' if op.parallel else 'for'} {self.name(iv)} = {self.name(start)} to {self.name(stop)} "
-                f"step {self.name(step)} iter({inits}) {{{loc}")
+                f"step {self.name(step)} iter({inits})"
+                f"{' iteration_tape' if op.iteration_tape else ''} {{{loc}")
             self.region_ops(body, depth + 1)
             self.lines.append(f"{pad}}}")
         elif isinstance(op, While):
