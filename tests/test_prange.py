@@ -96,10 +96,15 @@ def test_what_runs_in_parallel() -> None:
     assert "ADGEN_OMP(omp parallel for reduction(+: cb_1))" in smooth
     assert smooth.count("ADGEN_OMP(omp atomic)") == 3
     # loglik's adjoint computes each iteration again, taping its inner loops on a tape of
-    # the thread's own
+    # the thread's own; every iteration adds to all of meansb and logwb: each thread adds to
+    # a copy of its own, added to the array at the end (no atomics)
     loglik = adjoint[adjoint.index("double loglik_b("):adjoint.index("double smooth_b(")]
     assert "ADGEN_OMP(omp parallel)\n    {\n        adgen_tape thread_tape = ADGEN_TAPE_INIT;\n" \
+        "        double *logwb_t = ADGEN_PRIVATE(double, logwb, logw_shape0);\n" \
+        "        double *meansb_t = ADGEN_PRIVATE(double, meansb, means_shape0 * means_shape1);\n" \
         "        ADGEN_OMP(omp for)\n" in loglik
+    assert "meansb_t[k_1 * means_shape1 + j] -= " in loglik and "omp atomic" not in loglik
+    assert "ADGEN_PRIVATE_ADD(f64, meansb, meansb_t, means_shape0 * means_shape1);" in loglik
     assert "adgen_push_f64(&thread_tape, " in loglik and "adgen_pop_f64(&thread_tape)" in loglik
     assert "&tape" not in loglik and "prange run in sequence" not in loglik
 

@@ -168,6 +168,29 @@ ADGEN_TAPE_TYPE(bool, bool)
 #define ADGEN_OMP(...)
 #endif
 
+/* An array every iteration of a parallel loop adds to at the same elements (the adjoint of
+ * a parameter): each thread adds to a zeroed copy, ADGEN_PRIVATE, and adds its copy to the
+ * array at the end, ADGEN_PRIVATE_ADD.  Without OpenMP the copy is the array itself. */
+#ifdef _OPENMP
+#define ADGEN_PRIVATE(T, a, n) ((T *)adgen_calloc((size_t)(n), sizeof(T)))
+#define ADGEN_PRIVATE_ADD(S, a, p, n) adgen_private_add_##S(a, p, n)
+#define ADGEN_PRIVATE_ADD_TYPE(T, S)                                           \
+    static inline void adgen_private_add_##S(T *a, T *p, int64_t n)           \
+    {                                                                          \
+        for (int64_t e = 0; e < n; ++e) {                                      \
+            _Pragma("omp atomic")                                              \
+            a[e] += p[e];                                                      \
+        }                                                                      \
+        free(p);                                                               \
+    }
+#else
+#define ADGEN_PRIVATE(T, a, n) ((void)(n), (a))
+#define ADGEN_PRIVATE_ADD(S, a, p, n) ((void)(p))
+#define ADGEN_PRIVATE_ADD_TYPE(T, S)
+#endif
+ADGEN_PRIVATE_ADD_TYPE(double, f64)
+ADGEN_PRIVATE_ADD_TYPE(float, f32)
+
 /* The tape bytes of the last adjoint call on this thread (one per generated file). */
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
 #define ADGEN_THREAD_LOCAL _Thread_local

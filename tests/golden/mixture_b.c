@@ -41,7 +41,6 @@ size_t mixture_b_tape_bytes(void)
 
 double loglik_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1, const double *means, double *meansb, int64_t means_shape0, int64_t means_shape1, const double *logw, double *logwb, int64_t logw_shape0, double *r, double *rb, int64_t r_shape0, double retb)
 {
-    (void)logw_shape0;
     (void)r_shape0;
     /* mixture.py:17: for i in prange(x.shape[0]): */
     double total = 0.0;
@@ -79,6 +78,8 @@ double loglik_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1,
     ADGEN_OMP(omp parallel)
     {
         adgen_tape thread_tape = ADGEN_TAPE_INIT;
+        double *logwb_t = ADGEN_PRIVATE(double, logwb, logw_shape0);
+        double *meansb_t = ADGEN_PRIVATE(double, meansb, means_shape0 * means_shape1);
         ADGEN_OMP(omp for)
         for (int64_t i = 0; i < x_shape0; ++i) {
             /* mixture.py:19: for k in range(means.shape[0]): */
@@ -126,15 +127,13 @@ double loglik_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1,
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
                 double tmp_4 = tmp_3 * accb;
                 double d2b = -(0.5 * tmp_4);
-                ADGEN_OMP(omp atomic)
-                logwb[k_1] += tmp_4;
+                logwb_t[k_1] += tmp_4;
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:30: d2 += t * t */
                     double tb = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]) * d2b;
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
-                    ADGEN_OMP(omp atomic)
-                    meansb[k_1 * means_shape1 + j] -= tb;
+                    meansb_t[k_1 * means_shape1 + j] -= tb;
                     xb[i * x_shape1 + j] += tb;
                 }
                 topb = topb - tmp_4;
@@ -145,20 +144,20 @@ double loglik_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1,
                 /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
                 double tmp_6 = tmp_5 ? topb : 0.0;
                 double d2b_1 = -(0.5 * tmp_6);
-                ADGEN_OMP(omp atomic)
-                logwb[k_1] += tmp_6;
+                logwb_t[k_1] += tmp_6;
                 /* mixture.py:21: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:23: d2 += t * t */
                     double tb_1 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]) * d2b_1;
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    ADGEN_OMP(omp atomic)
-                    meansb[k_1 * means_shape1 + j] -= tb_1;
+                    meansb_t[k_1 * means_shape1 + j] -= tb_1;
                     xb[i * x_shape1 + j] += tb_1;
                 }
                 topb = tmp_5 ? 0.0 : topb;
             }
         }
+        ADGEN_PRIVATE_ADD(f64, logwb, logwb_t, logw_shape0);
+        ADGEN_PRIVATE_ADD(f64, meansb, meansb_t, means_shape0 * means_shape1);
         adgen_tape_free(&thread_tape);
     }
     /* mixture.py:34: return total */

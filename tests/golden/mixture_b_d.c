@@ -51,7 +51,6 @@ size_t mixture_b_d_tape_bytes(void)
 
 double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, int64_t x_shape1, const double *means, const double *meansd, double *meansb, double *meansbd, int64_t means_shape0, int64_t means_shape1, const double *logw, const double *logwd, double *logwb, double *logwbd, int64_t logw_shape0, double *r, double *rd, double *rb, double *rbd, int64_t r_shape0, double retb)
 {
-    (void)logw_shape0;
     (void)r_shape0;
     /* mixture.py:17: for i in prange(x.shape[0]): */
     double total = 0.0;
@@ -90,6 +89,10 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
     ADGEN_OMP(omp parallel)
     {
         adgen_tape thread_tape = ADGEN_TAPE_INIT;
+        double *logwb_t = ADGEN_PRIVATE(double, logwb, logw_shape0);
+        double *logwbd_t = ADGEN_PRIVATE(double, logwbd, logw_shape0);
+        double *meansb_t = ADGEN_PRIVATE(double, meansb, means_shape0 * means_shape1);
+        double *meansbd_t = ADGEN_PRIVATE(double, meansbd, means_shape0 * means_shape1);
         ADGEN_OMP(omp for)
         for (int64_t i = 0; i < x_shape0; ++i) {
             /* mixture.py:19: for k in range(means.shape[0]): */
@@ -156,10 +159,8 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
                 double tmp_9 = accb * tmp_6 + tmp_7 * accbd;
                 double d2b = -(0.5 * tmp_8);
                 double d2bd = -(0.5 * tmp_9);
-                ADGEN_OMP(omp atomic)
-                logwb[k_1] += tmp_8;
-                ADGEN_OMP(omp atomic)
-                logwbd[k_1] += tmp_9;
+                logwb_t[k_1] += tmp_8;
+                logwbd_t[k_1] += tmp_9;
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:30: d2 += t * t */
@@ -167,10 +168,8 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
                     double tb = tmp_10 * d2b;
                     double tbd = d2b * (2.0 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j])) + tmp_10 * d2bd;
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
-                    ADGEN_OMP(omp atomic)
-                    meansb[k_1 * means_shape1 + j] -= tb;
-                    ADGEN_OMP(omp atomic)
-                    meansbd[k_1 * means_shape1 + j] -= tbd;
+                    meansb_t[k_1 * means_shape1 + j] -= tb;
+                    meansbd_t[k_1 * means_shape1 + j] -= tbd;
                     xb[i * x_shape1 + j] += tb;
                     xbd[i * x_shape1 + j] += tbd;
                 }
@@ -185,10 +184,8 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
                 double tmp_13 = tmp_11 ? topbd : 0.0;
                 double d2b_1 = -(0.5 * tmp_12);
                 double d2bd_1 = -(0.5 * tmp_13);
-                ADGEN_OMP(omp atomic)
-                logwb[k_1] += tmp_12;
-                ADGEN_OMP(omp atomic)
-                logwbd[k_1] += tmp_13;
+                logwb_t[k_1] += tmp_12;
+                logwbd_t[k_1] += tmp_13;
                 /* mixture.py:21: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:23: d2 += t * t */
@@ -196,10 +193,8 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
                     double tb_1 = tmp_14 * d2b_1;
                     double tbd_1 = d2b_1 * (2.0 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j])) + tmp_14 * d2bd_1;
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    ADGEN_OMP(omp atomic)
-                    meansb[k_1 * means_shape1 + j] -= tb_1;
-                    ADGEN_OMP(omp atomic)
-                    meansbd[k_1 * means_shape1 + j] -= tbd_1;
+                    meansb_t[k_1 * means_shape1 + j] -= tb_1;
+                    meansbd_t[k_1 * means_shape1 + j] -= tbd_1;
                     xb[i * x_shape1 + j] += tb_1;
                     xbd[i * x_shape1 + j] += tbd_1;
                 }
@@ -207,6 +202,10 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
                 topbd = tmp_11 ? 0.0 : topbd;
             }
         }
+        ADGEN_PRIVATE_ADD(f64, logwb, logwb_t, logw_shape0);
+        ADGEN_PRIVATE_ADD(f64, logwbd, logwbd_t, logw_shape0);
+        ADGEN_PRIVATE_ADD(f64, meansb, meansb_t, means_shape0 * means_shape1);
+        ADGEN_PRIVATE_ADD(f64, meansbd, meansbd_t, means_shape0 * means_shape1);
         adgen_tape_free(&thread_tape);
     }
     /* mixture.py:34: return total */

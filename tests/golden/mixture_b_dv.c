@@ -52,7 +52,6 @@ size_t mixture_b_dv_tape_bytes(void)
 double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, int64_t x_shape1, const double *means, const double *meansd, double *meansb, double *meansbd, int64_t means_shape0, int64_t means_shape1, const double *logw, const double *logwd, double *logwb, double *logwbd, int64_t logw_shape0, double *r, double *rd, double *rb, double *rbd, int64_t r_shape0, double retb, int64_t nbdirs)
 {
     ADGEN_ASSUME(nbdirs > 0);
-    (void)logw_shape0;
     (void)r_shape0;
     /* mixture.py:17: for i in prange(x.shape[0]): */
     double total = 0.0;
@@ -91,6 +90,10 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
     ADGEN_OMP(omp parallel)
     {
         adgen_tape thread_tape = ADGEN_TAPE_INIT;
+        double *logwb_t = ADGEN_PRIVATE(double, logwb, logw_shape0);
+        double *logwbd_t = ADGEN_PRIVATE(double, logwbd, logw_shape0 * nbdirs);
+        double *meansb_t = ADGEN_PRIVATE(double, meansb, means_shape0 * means_shape1);
+        double *meansbd_t = ADGEN_PRIVATE(double, meansbd, means_shape0 * means_shape1 * nbdirs);
         ADGEN_OMP(omp for)
         for (int64_t i = 0; i < x_shape0; ++i) {
             /* mixture.py:19: for k in range(means.shape[0]): */
@@ -172,12 +175,8 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
                 double d2b = -(0.5 * tmp_11);
                 double d2bd[nbdirs];
                 for (int64_t k = 0; k < nbdirs; ++k) d2bd[k] = -(0.5 * tmp_12[k]);
-                ADGEN_OMP(omp atomic)
-                logwb[k_1] += tmp_11;
-                for (int64_t k = 0; k < nbdirs; ++k) {
-                    ADGEN_OMP(omp atomic)
-                    logwbd[k_1 * nbdirs + k] += tmp_12[k];
-                }
+                logwb_t[k_1] += tmp_11;
+                for (int64_t k = 0; k < nbdirs; ++k) logwbd_t[k_1 * nbdirs + k] += tmp_12[k];
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:30: d2 += t * t */
@@ -186,12 +185,8 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
                     double tbd[nbdirs];
                     for (int64_t k = 0; k < nbdirs; ++k) tbd[k] = d2b * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + k] - meansd[(k_1 * means_shape1 + j) * nbdirs + k])) + tmp_13 * d2bd[k];
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
-                    ADGEN_OMP(omp atomic)
-                    meansb[k_1 * means_shape1 + j] -= tb;
-                    for (int64_t k = 0; k < nbdirs; ++k) {
-                        ADGEN_OMP(omp atomic)
-                        meansbd[(k_1 * means_shape1 + j) * nbdirs + k] -= tbd[k];
-                    }
+                    meansb_t[k_1 * means_shape1 + j] -= tb;
+                    for (int64_t k = 0; k < nbdirs; ++k) meansbd_t[(k_1 * means_shape1 + j) * nbdirs + k] -= tbd[k];
                     xb[i * x_shape1 + j] += tb;
                     for (int64_t k = 0; k < nbdirs; ++k) xbd[(i * x_shape1 + j) * nbdirs + k] += tbd[k];
                 }
@@ -208,12 +203,8 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
                 double d2b_1 = -(0.5 * tmp_15);
                 double d2bd_1[nbdirs];
                 for (int64_t k = 0; k < nbdirs; ++k) d2bd_1[k] = -(0.5 * tmp_16[k]);
-                ADGEN_OMP(omp atomic)
-                logwb[k_1] += tmp_15;
-                for (int64_t k = 0; k < nbdirs; ++k) {
-                    ADGEN_OMP(omp atomic)
-                    logwbd[k_1 * nbdirs + k] += tmp_16[k];
-                }
+                logwb_t[k_1] += tmp_15;
+                for (int64_t k = 0; k < nbdirs; ++k) logwbd_t[k_1 * nbdirs + k] += tmp_16[k];
                 /* mixture.py:21: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:23: d2 += t * t */
@@ -222,12 +213,8 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
                     double tbd_1[nbdirs];
                     for (int64_t k = 0; k < nbdirs; ++k) tbd_1[k] = d2b_1 * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + k] - meansd[(k_1 * means_shape1 + j) * nbdirs + k])) + tmp_17 * d2bd_1[k];
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    ADGEN_OMP(omp atomic)
-                    meansb[k_1 * means_shape1 + j] -= tb_1;
-                    for (int64_t k = 0; k < nbdirs; ++k) {
-                        ADGEN_OMP(omp atomic)
-                        meansbd[(k_1 * means_shape1 + j) * nbdirs + k] -= tbd_1[k];
-                    }
+                    meansb_t[k_1 * means_shape1 + j] -= tb_1;
+                    for (int64_t k = 0; k < nbdirs; ++k) meansbd_t[(k_1 * means_shape1 + j) * nbdirs + k] -= tbd_1[k];
                     xb[i * x_shape1 + j] += tb_1;
                     for (int64_t k = 0; k < nbdirs; ++k) xbd[(i * x_shape1 + j) * nbdirs + k] += tbd_1[k];
                 }
@@ -235,6 +222,10 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
                 for (int64_t k = 0; k < nbdirs; ++k) topbd[k] = tmp_14 ? 0.0 : topbd[k];
             }
         }
+        ADGEN_PRIVATE_ADD(f64, logwb, logwb_t, logw_shape0);
+        ADGEN_PRIVATE_ADD(f64, logwbd, logwbd_t, logw_shape0 * nbdirs);
+        ADGEN_PRIVATE_ADD(f64, meansb, meansb_t, means_shape0 * means_shape1);
+        ADGEN_PRIVATE_ADD(f64, meansbd, meansbd_t, means_shape0 * means_shape1 * nbdirs);
         adgen_tape_free(&thread_tape);
     }
     /* mixture.py:34: return total */

@@ -42,7 +42,6 @@ size_t mixture_bv_tape_bytes(void)
 double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1, const double *means, double *meansb, int64_t means_shape0, int64_t means_shape1, const double *logw, double *logwb, int64_t logw_shape0, double *r, double *rb, int64_t r_shape0, const double *retb, int64_t nbdirs)
 {
     ADGEN_ASSUME(nbdirs > 0);
-    (void)logw_shape0;
     (void)r_shape0;
     /* mixture.py:17: for i in prange(x.shape[0]): */
     double total = 0.0;
@@ -80,6 +79,8 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
     ADGEN_OMP(omp parallel)
     {
         adgen_tape thread_tape = ADGEN_TAPE_INIT;
+        double *logwb_t = ADGEN_PRIVATE(double, logwb, logw_shape0 * nbdirs);
+        double *meansb_t = ADGEN_PRIVATE(double, meansb, means_shape0 * means_shape1 * nbdirs);
         ADGEN_OMP(omp for)
         for (int64_t i = 0; i < x_shape0; ++i) {
             /* mixture.py:19: for k in range(means.shape[0]): */
@@ -132,10 +133,7 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
                 for (int64_t k = 0; k < nbdirs; ++k) tmp_5[k] = tmp_4 * accb[k];
                 double d2b[nbdirs];
                 for (int64_t k = 0; k < nbdirs; ++k) d2b[k] = -(0.5 * tmp_5[k]);
-                for (int64_t k = 0; k < nbdirs; ++k) {
-                    ADGEN_OMP(omp atomic)
-                    logwb[k_1 * nbdirs + k] += tmp_5[k];
-                }
+                for (int64_t k = 0; k < nbdirs; ++k) logwb_t[k_1 * nbdirs + k] += tmp_5[k];
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:30: d2 += t * t */
@@ -143,10 +141,7 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
                     double tb[nbdirs];
                     for (int64_t k = 0; k < nbdirs; ++k) tb[k] = tmp_6 * d2b[k];
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
-                    for (int64_t k = 0; k < nbdirs; ++k) {
-                        ADGEN_OMP(omp atomic)
-                        meansb[(k_1 * means_shape1 + j) * nbdirs + k] -= tb[k];
-                    }
+                    for (int64_t k = 0; k < nbdirs; ++k) meansb_t[(k_1 * means_shape1 + j) * nbdirs + k] -= tb[k];
                     for (int64_t k = 0; k < nbdirs; ++k) xb[(i * x_shape1 + j) * nbdirs + k] += tb[k];
                 }
                 for (int64_t k = 0; k < nbdirs; ++k) topb[k] = topb[k] - tmp_5[k];
@@ -159,10 +154,7 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
                 for (int64_t k = 0; k < nbdirs; ++k) tmp_8[k] = tmp_7 ? topb[k] : 0.0;
                 double d2b_1[nbdirs];
                 for (int64_t k = 0; k < nbdirs; ++k) d2b_1[k] = -(0.5 * tmp_8[k]);
-                for (int64_t k = 0; k < nbdirs; ++k) {
-                    ADGEN_OMP(omp atomic)
-                    logwb[k_1 * nbdirs + k] += tmp_8[k];
-                }
+                for (int64_t k = 0; k < nbdirs; ++k) logwb_t[k_1 * nbdirs + k] += tmp_8[k];
                 /* mixture.py:21: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:23: d2 += t * t */
@@ -170,15 +162,14 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
                     double tb_1[nbdirs];
                     for (int64_t k = 0; k < nbdirs; ++k) tb_1[k] = tmp_9 * d2b_1[k];
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    for (int64_t k = 0; k < nbdirs; ++k) {
-                        ADGEN_OMP(omp atomic)
-                        meansb[(k_1 * means_shape1 + j) * nbdirs + k] -= tb_1[k];
-                    }
+                    for (int64_t k = 0; k < nbdirs; ++k) meansb_t[(k_1 * means_shape1 + j) * nbdirs + k] -= tb_1[k];
                     for (int64_t k = 0; k < nbdirs; ++k) xb[(i * x_shape1 + j) * nbdirs + k] += tb_1[k];
                 }
                 for (int64_t k = 0; k < nbdirs; ++k) topb[k] = tmp_7 ? 0.0 : topb[k];
             }
         }
+        ADGEN_PRIVATE_ADD(f64, logwb, logwb_t, logw_shape0 * nbdirs);
+        ADGEN_PRIVATE_ADD(f64, meansb, meansb_t, means_shape0 * means_shape1 * nbdirs);
         adgen_tape_free(&thread_tape);
     }
     /* mixture.py:34: return total */

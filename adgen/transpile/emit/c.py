@@ -19,6 +19,7 @@ from ..ir.prims import PRIMS
 from ..ir.types import ArrayType, ScalarType, Type, VecType, elem_of
 from .signature import CSignature
 from .variables import Var, Variables
+from ..ir.walk import index_dependent
 
 # precedence of C operators (higher binds tighter)
 PREC = {"?:": 3, "||": 4, "&&": 5, "==": 9, "!=": 9, "<": 10, "<=": 10, ">": 10, ">=": 10,
@@ -141,7 +142,7 @@ class FunctionEmitter(Variables):
             lin = _Expr(f"{self.paren(lin, 13)} * {shape[k]} + {self.paren(idx[k], 12)}", 12)
         if at.vector:
             lin = _Expr(f"{self.paren(lin, 13)} * {self.nbdirs} + {self.dir}", 12)
-        name = self.expr(array, rename).text
+        name = self.private_names.get(id(array)) or self.expr(array, rename).text
         return f"{name}[{lin.text}]"
 
     def reads(self, v: Value) -> set[str]:
@@ -460,28 +461,90 @@ class FunctionEmitter(Variables):
             header = (f"for (int64_t {iv} = {lo}; {st} > 0 ? {iv} < {hi} : {iv} > {hi}; "
                       f"{iv} += {st})")
         outer_atomic = self.atomic_arrays
-        tape = None
+        tape: str | None = None
+        private: list[tuple[Value, str, str]] = []  # (array, private copy, element count)
+        block = False
         if id(op) in self.omp_loops:
-            if self.uses_tape_in(op):
-                # each iteration pops what it pushes: one tape per thread
-                tape = self.fresh_name("thread_tape")
+            atomic, privatized = self.share(op)
+            block = bool(privatized) or self.uses_tape_in(op)
+            if block:  # a parallel region around the loop, for what each thread owns
                 self.emit("ADGEN_OMP(omp parallel)", depth)
                 self.emit("{", depth)
                 depth += 1
+            if self.uses_tape_in(op):
+                # each iteration pops what it pushes: one tape per thread
+                tape = self.fresh_name("thread_tape")
                 self.emit(f"adgen_tape {tape} = ADGEN_TAPE_INIT;", depth)
                 self.thread_tape = tape
-            self.emit(self.omp_pragma(op, "for" if tape else "parallel for"), depth)
-            self.atomic_arrays = shared_arrays(op)
+            for a in privatized:
+                # every iteration adds to the same elements: each thread adds to its own copy
+                name = self.fresh_name(self.var_of[id(a)].name + "_t")
+                count = self.element_count(a)
+                ctype = self.var_of[id(a)].ctype
+                self.emit(f"{ctype} *{name} = ADGEN_PRIVATE({ctype}, {self.var_of[id(a)].name}, "
+                          f"{count});", depth)
+                self.private_names[id(a)] = name
+                private.append((a, name, count))
+            self.emit(self.omp_pragma(op, "for" if block else "parallel for"), depth)
+            self.atomic_arrays = atomic
         elif op.parallel and self.atomic_arrays is None:
             self.emit(f"/* prange run in sequence: {self.parallel_reason(op)} */", depth)
         self.emit(header + " {", depth)
         self.region(op.body, depth + 1)
         self.emit("}", depth)
         self.atomic_arrays = outer_atomic
+        for a, name, count in private:
+            self.emit(f"ADGEN_PRIVATE_ADD({elem_of(a.type).name}, {self.var_of[id(a)].name}, "
+                      f"{name}, {count});", depth)
+            del self.private_names[id(a)]
         if tape is not None:
             self.emit(f"adgen_tape_free(&{tape});", depth)
             self.thread_tape = None
+        if block:
             self.emit("}", depth - 1)
+
+    def element_count(self, array: Value) -> str:
+        at = array.type
+        assert isinstance(at, ArrayType)
+        dims = list(self.shapes[id(array)]) + ([self.nbdirs] if at.vector and self.nbdirs else [])
+        return " * ".join(d if d.isidentifier() or d.isdigit() else f"({d})" for d in dims)
+
+    def share(self, loop: For) -> tuple[set[int], list[Value]]:
+        """The arrays that iterations of the parallel ``loop`` may share, split in two: those
+        whose increments are atomic (some access is not at the iteration's own index, the
+        loop variable as first index, or a call gets the array), and those privatized: only
+        incremented, at indices that do not depend on the iteration (the adjoint of a
+        parameter every iteration reads), so that atomics would all collide.  Arrays only
+        indexed by the loop variable first belong to one iteration each."""
+        iv = loop.body.args[0]
+        shared: dict[int, Value] = {}
+        called: set[int] = set()
+        accesses: dict[int, list[Op]] = {}
+        for op in loop.walk():
+            if isinstance(op, (Load, Store)):
+                accesses.setdefault(id(op.operands[0]), []).append(op)
+                if op.operands[1] is not iv:
+                    shared[id(op.operands[0])] = op.operands[0]
+            elif isinstance(op, Call):
+                for a in op.operands:
+                    if isinstance(a.type, ArrayType):
+                        shared[id(a)] = a
+                        called.add(id(a))
+        varies = index_dependent(loop)
+        privatized = []
+        for key, array in shared.items():
+            ops = accesses.get(key, [])
+            stores = [o for o in ops if isinstance(o, Store)]
+            loads = [o for o in ops if isinstance(o, Load)]
+            indices = [i for o in ops for i in (o.operands[1:-1] if isinstance(o, Store)
+                                                else o.operands[1:])]
+            if key not in called and stores and len(loads) == len(stores) and \
+                    all(self.increment_of(s) is not None for s in stores) and \
+                    all(id(ld.results[0]) in self.inlined for ld in loads) and \
+                    not any(id(i) in varies for i in indices) and \
+                    elem_of(array.type).name in ("f64", "f32"):
+                privatized.append(array)
+        return set(shared) - {id(a) for a in privatized}, privatized
 
     def omp_pragma(self, op: For, construct: str = "parallel for") -> str:
         """``#pragma omp parallel for``, through the runtime's ``ADGEN_OMP`` (nothing unless
@@ -572,20 +635,6 @@ class FunctionEmitter(Variables):
         if self.fn.tape == "local":
             self.pending_tape_free.append((len(self.lines), depth))
         self.emit(f"return {ret_expr};" if ret_expr is not None else "return;", depth)
-
-
-def shared_arrays(loop: For) -> set[int]:
-    """The arrays that iterations of the parallel ``loop`` may share: some access is not at
-    the iteration's own index (the loop variable as first index), or a call gets the array.
-    Increments of them are atomic; the other arrays are touched by one iteration each."""
-    iv = loop.body.args[0]
-    shared: set[int] = set()
-    for op in loop.walk():
-        if isinstance(op, (Load, Store)) and op.operands[1] is not iv:
-            shared.add(id(op.operands[0]))
-        elif isinstance(op, Call):
-            shared.update(id(a) for a in op.operands if isinstance(a.type, ArrayType))
-    return shared
 
 
 def emit_function(fn: Function, sigs: dict[str, CSignature], module: Module,

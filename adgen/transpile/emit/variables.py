@@ -89,6 +89,8 @@ class Variables:
         self.atomic_arrays: set[int] | None = None
         #: inside a parallel loop whose iterations pop what they push: each thread's tape
         self.thread_tape: str | None = None
+        #: inside a parallel loop: arrays each thread adds to a copy of (``c.share``)
+        self.private_names: dict[int, str] = {}
 
     # -- analysis -------------------------------------------------------------------
     def number(self) -> None:

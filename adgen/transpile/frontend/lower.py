@@ -22,6 +22,7 @@ from ..ir.core import (
 )
 from ..ir.types import I64, ArrayType, ScalarType, Type
 from ..ir.verifier import falls_through
+from ..ir.walk import index_dependent
 from .diagnostics import AdgenError, Note
 from .expressions import Binding, ExpressionLowering, LoopContext, spelled
 from .fence import loop_directive, statement_directive
@@ -510,25 +511,12 @@ class FunctionLowering(ExpressionLowering):
     def check_parallel_stores(self, op: For) -> None:
         """Each store in a prange body must be at an index that depends on the loop variable:
         otherwise every iteration writes the same element."""
-        varies: set[int] = {id(op.body.args[0])}
-
-        def visit(region: Region) -> None:
-            for o in region.ops:
-                if isinstance(o, For) and any(id(v) in varies for v in o.operands[:3]):
-                    varies.add(id(o.body.args[0]))
-                for sub in o.regions:
-                    visit(sub)
-                if isinstance(o, Store) and not any(id(i) in varies for i in o.operands[1:-1]):
-                    array = o.operands[0].name
-                    raise AdgenError(o.loc, f"every iteration of this prange writes the same "
-                                               f"element of '{array}' (index it by the loop "
-                                               "variable, or use range)")
-                if any(id(v) in varies for v in o.operands) or any(
-                        id(v) in varies for sub in o.regions for inner in sub.ops
-                        for w in inner.walk() for v in w.operands):
-                    varies.update(id(r) for r in o.results)
-
-        visit(op.body)
+        varies = index_dependent(op)
+        for o in op.walk():
+            if isinstance(o, Store) and not any(id(i) in varies for i in o.operands[1:-1]):
+                raise AdgenError(o.loc, f"every iteration of this prange writes the same "
+                                        f"element of '{o.operands[0].name}' (index it by the "
+                                        "loop variable, or use range)")
 
     def while_statement(self, node: cst.While) -> None:
         carried = self.carried_names(node.body)

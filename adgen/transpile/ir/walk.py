@@ -55,3 +55,39 @@ def substitute(fn: Function, subst: dict[int, Value]) -> None:
 
     for op in fn.walk():
         op.operands = [resolve(v) for v in op.operands]
+
+
+def index_dependent(loop: For) -> set[int]:
+    """The values of ``loop``'s body that may differ from one iteration to the next: those
+    computed from its index, and the indices and carried values of inner loops whose bounds
+    or initial values are (a carried value also when its loop computes one)."""
+    varies: set[int] = {id(loop.body.args[0])}
+
+    def touched(op: Op) -> bool:
+        return any(id(v) in varies for o in op.walk() for v in o.operands) or any(
+            id(a) in varies for o in op.walk() for r in o.regions for a in r.args)
+
+    def visit(region: Region) -> bool:
+        grew = False
+        for o in region.ops:
+            before = len(varies)
+            if isinstance(o, (For, While)):
+                if isinstance(o, For) and any(id(v) in varies for v in o.operands[:3]):
+                    varies.add(id(o.body.args[0]))
+                carried = [a for r in o.regions for a in (r.args[1:] if isinstance(o, For)
+                                                           else r.args)]
+                if any(id(v) in varies for v in (o.inits if isinstance(o, For) else o.operands)):
+                    varies.update(id(a) for a in carried)
+            for sub in o.regions:
+                visit(sub)
+            if isinstance(o, (For, While)) and touched(o):
+                varies.update(id(a) for r in o.regions
+                              for a in (r.args[1:] if isinstance(o, For) else r.args))
+            if o.regions and touched(o) or any(id(v) in varies for v in o.operands):
+                varies.update(id(r) for r in o.results)
+            grew |= len(varies) != before
+        return grew
+
+    while visit(loop.body):
+        pass
+    return varies
