@@ -13,7 +13,9 @@ from typing import Any
 import numpy as np
 
 from .binding import AdgenFunction, _Call
-from .build import DEFAULT_CFLAGS, Unit, build, compiler_flags
+from .build import (
+    DEFAULT_CFLAGS, EMULATE_FLAGS, Unit, build, build_cuda, compiler_flags, nvcc_flags,
+)
 from .transpile.analysis.activity import written_params
 from .transpile.emit.module import EmittedModule
 from .transpile.frontend.diagnostics import AdgenError, format_error
@@ -47,7 +49,7 @@ def check_modes(modes: Iterable[str]) -> list[str]:
 
 def canonical_command(path: str, modes: Sequence[str], functions: Sequence[str] | None,
                       wrt: Sequence[str] | None, of: Sequence[str] | None, head: str | None,
-                      precision: str, debug: bool) -> str:
+                      precision: str, debug: bool, target: str = "c") -> str:
     words = ["adgen", os.path.basename(path)]
     for m in [m for m in SUPPORTED_MODES if m in modes]:
         words += ["--mode", m]
@@ -60,6 +62,8 @@ def canonical_command(path: str, modes: Sequence[str], functions: Sequence[str] 
         words += ["--precision", precision]
     if debug:
         words.append("--debug")
+    if target != "c":
+        words += ["--target", target]
     return " ".join(words)
 
 
@@ -83,8 +87,8 @@ def transpile(path: str, modes: Sequence[str] = ("primal", "forward"), *,
     The generated files name the command that reproduces them; it holds only what
     changes their text, so the CLI and ``load`` produce identical files (and share
     the build cache)."""
-    if target != "c":
-        raise UsageError(f"target '{target}' is not supported yet (only 'c')")
+    if target not in ("c", "cuda"):
+        raise UsageError(f"unknown target '{target}' (choose c or cuda)")
     if precision not in ("f64", "f32"):
         raise UsageError(f"precision must be f64 or f32, got '{precision}'")
     try:
@@ -93,11 +97,16 @@ def transpile(path: str, modes: Sequence[str] = ("primal", "forward"), *,
     except UnicodeDecodeError as exc:
         raise UsageError(not_utf8(path, exc)) from None
     modes = check_modes(modes)
-    command = canonical_command(path, modes, functions, wrt, of, head, precision, debug)
+    if target == "cuda":
+        vector = [m for m in modes if m.startswith("vector-")]
+        if vector:
+            raise UsageError(f"mode '{vector[0]}' is not supported on the CUDA target yet "
+                             "(available: primal, forward, reverse, hvp)")
+    command = canonical_command(path, modes, functions, wrt, of, head, precision, debug, target)
     try:
         return transpile_source(path, source, modes, _selection(functions, wrt, of, head),
                                 precision=precision, debug=debug, command=command,
-                                dump_all=dump_all)
+                                dump_all=dump_all, target=target)
     except RecursionError:  # an expression too deep for the recursive passes and emitter
         from .transpile.frontend.parse import TOO_DEEP
         from .transpile.ir.core import Loc
@@ -153,9 +162,12 @@ def load(path: str, modes: Sequence[str] = ("primal", "forward"), target: str = 
          wrt: Sequence[str] | None = None, of: Sequence[str] | None = None,
          functions: Sequence[str] | None = None, head: str | None = None,
          precision: str = "f64", debug: bool = False, openmp: bool = False,
+         emulate: bool = False, arch: str | None = None,
          cflags: Sequence[str] | None = None, werror: bool = False) -> AdgenModule:
     """Transpile, build (cached) and bind ``path``; returns its functions.  ``openmp``:
-    compile with ``-fopenmp``, so that ``prange`` loops run in parallel."""
+    compile with ``-fopenmp``, so that ``prange`` loops run in parallel.  ``target="cuda"``:
+    build with nvcc for ``arch`` (default sm_80 and sm_90), or with ``emulate`` for the CPU
+    (kernels run as loops on the host; no GPU needed)."""
     modes = list(dict.fromkeys(["primal", *modes]))
     try:
         t = transpile(path, modes, functions=functions, wrt=wrt, of=of, head=head,
@@ -174,6 +186,8 @@ def load(path: str, modes: Sequence[str] = ("primal", "forward"), target: str = 
             raise LoadError("\n".join(texts))
         for text in texts:
             warnings.warn(text, AdgenWarning, stacklevel=2)
+    if target == "cuda":
+        return bind(t, path, nvcc_flags(cflags, debug, emulate, arch))
     return bind(t, path, compiler_flags(cflags, debug, openmp))
 
 
@@ -189,18 +203,23 @@ def unit_of(t: Transpiled) -> Unit:
 
 
 def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> AdgenModule:
-    ext: ModuleType = build(t.module.name, unit_of(t), cflags)
-    lib, ffi = ext.lib, ext.ffi  # type: ignore[attr-defined]
+    """Build ``t`` (gcc and cffi; nvcc for the CUDA target) and wrap its functions."""
+    if t.target == "cuda":
+        ext: Any = build_cuda(t.module.name, unit_of(t), cflags)
+    else:
+        ext = build(t.module.name, unit_of(t), cflags)
+    lib, ffi = ext.lib, ext.ffi
+    device = t.target == "cuda" and EMULATE_FLAGS[0] not in cflags
     calls: dict[str, dict[str, _Call]] = {}
     for mode, emitted in t.outputs.items():
         assert isinstance(emitted, EmittedModule)
         ir = t.ir[mode]
         for fn in ir.functions:
-            if fn.is_static:
+            if emitted.signatures[fn.name].is_static:  # device functions on CUDA too
                 continue
             written = {fn.param_names[i] for i in written_params(fn, ir)}
             calls.setdefault(fn.primal, {})[mode] = _Call(fn, emitted.signatures[fn.name], lib, ffi,
-                                                         written)
+                                                         written, device)
     functions = {}
     for name, by_mode in calls.items():
         if "primal" not in by_mode:

@@ -24,12 +24,15 @@ NP_DTYPES = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "i32": np.in
 class _Call:
     """Marshals one call of one generated C function."""
 
-    def __init__(self, fn: Function, sig: CSignature, lib: Any, ffi: Any, written: set[str]) -> None:
+    def __init__(self, fn: Function, sig: CSignature, lib: Any, ffi: Any, written: set[str],
+                 device: bool = False) -> None:
         self.fn = fn
         self.sig = sig
         self.cfunc = getattr(lib, sig.name)
         self.ffi = ffi
         self.written = written  # names of array parameters the function writes
+        #: the CUDA target on a GPU: arrays are device pointers (``adgen/cuda.py``)
+        self.device = device
 
     def __call__(self, values: dict[str, Any], nbdirs: int | None = None) -> tuple[Any, dict[str, Any]]:
         """``values``: C parameter name -> Python value.  Returns (C return, out results)."""
@@ -37,6 +40,10 @@ class _Call:
         args: list[Any] = []
         outs: dict[str, Any] = {}
         arrays: dict[str, np.ndarray] = {}
+        transfers = None
+        if self.device:
+            from .cuda import Transfers
+            transfers = Transfers()
         for p in self.sig.params:
             kind = p.source[0]
             if kind == "value":
@@ -50,7 +57,9 @@ class _Call:
                 if isinstance(t, ArrayType):
                     arr = values[name]
                     arrays[name] = arr
-                    args.append(ffi.cast(p.ctype.replace("const ", ""), arr.ctypes.data))
+                    ptr = transfers.pointer(arr, name in self.written) if transfers else \
+                        arr.ctypes.data
+                    args.append(ffi.cast(p.ctype.replace("const ", ""), ptr))
                 elif isinstance(t, VecType):
                     arr = values[name]
                     arrays[name] = arr
@@ -68,7 +77,11 @@ class _Call:
                 buf = ffi.new(f"{elem.c_name}[]", max(count or 1, 1))
                 outs[r.name] = (buf, count, isinstance(r.type, VecType))
                 args.append(buf)
-        ret = self.cfunc(*args)
+        try:
+            ret = self.cfunc(*args)
+        finally:
+            if transfers is not None:
+                transfers.finish()
         results: dict[str, Any] = {}
         for name, (buf, count, vec) in outs.items():
             results[name] = np.array(ffi.unpack(buf, count)) if vec else buf[0]
@@ -79,6 +92,8 @@ def check_array(name: str, value: Any, t: ArrayType, writable: bool, what: str =
                 shape: tuple[int, ...] | None = None) -> np.ndarray:
     dtype = NP_DTYPES[t.elem.name]
     ndim = t.ndim + (1 if t.vector else 0)
+    if hasattr(value, "__cuda_array_interface__") and not isinstance(value, np.ndarray):
+        return check_device_array(name, value, dtype, ndim, writable, what, shape)
     if not isinstance(value, np.ndarray):
         raise TypeError(f"{what} '{name}' must be a NumPy array of {np.dtype(dtype).name}, "
                         f"got {type(value).__name__}")
@@ -93,6 +108,40 @@ def check_array(name: str, value: Any, t: ArrayType, writable: bool, what: str =
     if shape is not None and value.shape != shape:
         raise ValueError(f"{what} '{name}' must have shape {shape}, got {value.shape}")
     return value
+
+
+def check_device_array(name: str, value: Any, dtype: Any, ndim: int, writable: bool, what: str,
+                       shape: tuple[int, ...] | None) -> Any:
+    """The checks of ``check_array`` for a device array (``__cuda_array_interface__``)."""
+    iface = value.__cuda_array_interface__
+    got = np.dtype(iface["typestr"])
+    if got != np.dtype(dtype):
+        raise TypeError(f"{what} '{name}' must have dtype {np.dtype(dtype).name}, got {got}")
+    if len(iface["shape"]) != ndim:
+        raise ValueError(f"{what} '{name}' must have {ndim} dimension(s), got "
+                         f"{len(iface['shape'])}")
+    strides = iface.get("strides")
+    if strides is not None:
+        expected, step = [], got.itemsize
+        for n in reversed(iface["shape"]):
+            expected.insert(0, step)
+            step *= n
+        if tuple(strides) != tuple(expected):
+            raise ValueError(f"{what} '{name}' must be C-contiguous")
+    if writable and iface["data"][1]:
+        raise ValueError(f"{what} '{name}' is written by the function but is read-only")
+    if shape is not None and tuple(iface["shape"]) != shape:
+        raise ValueError(f"{what} '{name}' must have shape {shape}, got {tuple(iface['shape'])}")
+    return value
+
+
+def _memory(a: Any) -> tuple[int, int]:
+    """(first byte, byte count) of an array, on the host or the device."""
+    iface = getattr(a, "__cuda_array_interface__", None)
+    if iface is not None and not isinstance(a, np.ndarray):
+        count = int(np.prod(iface["shape"])) * np.dtype(iface["typestr"]).itemsize
+        return int(iface["data"][0]), count
+    return int(a.ctypes.data), int(a.nbytes)
 
 
 def check_scalar(name: str, value: Any, t: Type, what: str = "argument") -> Any:
@@ -115,7 +164,13 @@ def check_overlap(arrays: dict[str, np.ndarray], written: set[str]) -> None:
     names = list(arrays)
     for a_i, a in enumerate(names):
         for b in names[a_i + 1:]:
-            if (a in written or b in written) and np.may_share_memory(arrays[a], arrays[b]):
+            x, y = arrays[a], arrays[b]
+            if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
+                shared = np.may_share_memory(x, y)
+            else:
+                (p, n), (q, m) = _memory(x), _memory(y)
+                shared = p < q + m and q < p + n
+            if (a in written or b in written) and shared:
                 w = a if a in written else b
                 raise ValueError(f"arrays '{a}' and '{b}' overlap and '{w}' is written by the "
                                  "function (pass separate arrays)")

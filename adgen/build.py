@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 from . import __version__
 
@@ -59,6 +59,28 @@ class Unit:
 
 def runtime_header() -> str:
     return resources.files("adgen").joinpath("runtime_c", "adgen_runtime.h").read_text()
+
+
+def runtime_cuda_header() -> str:
+    return resources.files("adgen").joinpath("runtime_cuda", "adgen_runtime_cuda.cuh").read_text()
+
+
+#: nvcc's default targets: a fat binary for sm_80 (A100) and sm_90 (H100), with PTX for later
+CUDA_ARCH_FLAGS = ("-gencode", "arch=compute_80,code=sm_80",
+                   "-gencode", "arch=compute_90,code=[sm_90,compute_90]")
+#: the CPU emulation of the CUDA target (kernels run as loops on the host); device code is
+#: still compiled, for one architecture, so that nvcc checks it
+EMULATE_FLAGS = ("-DADGEN_CUDA_EMULATE", "-arch=sm_80")
+
+
+def nvcc_flags(cflags: Sequence[str] | None = None, debug: bool = False, emulate: bool = False,
+               arch: str | None = None) -> tuple[str, ...]:
+    """The nvcc flags of a CUDA build: optimisation (``cflags``, else -O3 or the debug flags),
+    then the emulation define or the architectures (``arch``: e.g. sm_86)."""
+    flags = tuple(cflags) if cflags is not None else (DEBUG_CFLAGS if debug else DEFAULT_CFLAGS)
+    if emulate:
+        return flags + EMULATE_FLAGS
+    return flags + ((f"-arch={arch}",) if arch else CUDA_ARCH_FLAGS)
 
 
 @functools.lru_cache(maxsize=None)
@@ -120,6 +142,68 @@ def build(name: str, unit: Unit, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> Mo
     spec.loader.exec_module(mod)
     sys.modules[modname] = mod
     return mod
+
+
+_CUDA_LIBS: dict[str, SimpleNamespace] = {}
+
+
+def build_cuda(name: str, unit: Unit, flags: tuple[str, ...]) -> SimpleNamespace:
+    """Build (or find in the cache) a shared library of ``unit``'s .cu files with nvcc and
+    open it with cffi (ABI mode); returns an object with ``lib`` and ``ffi``."""
+    path = cuda_library_path(name, unit, flags)
+    if str(path) in _CUDA_LIBS:
+        return _CUDA_LIBS[str(path)]
+    if not path.exists():
+        report = PROGRESS.get()
+        what = f"compiling {name} (nvcc {' '.join(flags)})"
+        start = time.monotonic()
+        if report is not None:
+            report(what + "...", False)
+        _compile_cuda(path, unit, flags)
+        if report is not None:
+            report(f"{what}: {time.monotonic() - start:.1f} s", True)
+    import cffi
+    ffi = cffi.FFI()
+    ffi.cdef(unit.cdef)
+    out = SimpleNamespace(lib=ffi.dlopen(str(path)), ffi=ffi)
+    _CUDA_LIBS[str(path)] = out
+    return out
+
+
+def cuda_library_path(name: str, unit: Unit, flags: tuple[str, ...]) -> Path:
+    key = _key(name, unit, ("nvcc", compiler_version("nvcc"), *flags))
+    return cache_root() / key / f"libadgen_{name}_{key}.so"
+
+
+def _compile_cuda(path: Path, unit: Unit, flags: tuple[str, ...]) -> None:
+    target = path.parent
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
+    try:
+        files = dict(unit.files)
+        files["adgen_runtime.h"] = runtime_header()
+        files["adgen_runtime_cuda.cuh"] = runtime_cuda_header()
+        for fname, text in files.items():
+            (tmp / fname).write_text(text)
+        sources = [str(tmp / f) for f in sorted(files) if f.endswith(".cu")]
+        cmd = ["nvcc", "-shared", "-Xcompiler", "-fPIC", *flags, "-I", str(tmp), "-o",
+               str(tmp / path.name), *sources]
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        except OSError as exc:
+            raise BuildError(f"cannot run nvcc ({exc.strerror}): the CUDA target needs the "
+                             "CUDA toolkit") from None
+        if out.returncode != 0:
+            raise BuildError(f"compiling the CUDA failed:\n{' '.join(cmd)}\n{out.stdout}"
+                             f"{out.stderr}")
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            if not target.exists():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def extension_path(name: str, unit: Unit, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> Path:

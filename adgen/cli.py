@@ -52,7 +52,14 @@ def parser() -> argparse.ArgumentParser:
                         "vector-hvp -> MODULE_b_dv.c (f_b_dv, many directions), "
                         "jacobian -> both vector modes, MODULE_dv.c and MODULE_bv.c "
                         "(what adgen.jacobian uses)")
-    p.add_argument("--target", choices=["c", "cuda"], default="c", help="output language (default c)")
+    p.add_argument("--target", choices=["c", "cuda"], default="c",
+                   help="output language (default c); cuda: each prange is a kernel, .cu files")
+    p.add_argument("--arch", metavar="sm_XX",
+                   help="with --target cuda: the GPU architecture to build for (default: sm_80 "
+                        "and sm_90)")
+    p.add_argument("--emulate", action="store_true",
+                   help="with --target cuda and --build/--check: build the CPU emulation (kernels "
+                        "run as loops on the host; no GPU needed)")
     p.add_argument("-o", "--output-dir", default=".", metavar="OUTDIR",
                    help="directory for the generated files (default: current directory)")
     p.add_argument("--functions", type=_names, metavar="f,g",
@@ -124,7 +131,10 @@ def write_atomic(path: str, text: str) -> bool:
 
 def run(argv: Sequence[str]) -> int:
     from .api import bind, check_modes, not_utf8, transpile
-    from .build import compiler_flags, extension_path, runtime_header
+    from .build import (
+        compiler_flags, cuda_library_path, extension_path, nvcc_flags, runtime_cuda_header,
+        runtime_header,
+    )
     from .transpile.emit.module import EmittedModule
     from .transpile.frontend.diagnostics import AdgenError, format_error
     from .transpile.ir.printer import print_module
@@ -180,6 +190,8 @@ def run(argv: Sequence[str]) -> int:
         files[emitted.source.name] = emitted.source.text
         files[emitted.header.name] = emitted.header.text
     files["adgen_runtime.h"] = runtime_header()
+    if args.target == "cuda":
+        files["adgen_runtime_cuda.cuh"] = runtime_cuda_header()
     try:
         os.makedirs(outdir, exist_ok=True)
         written = []
@@ -194,7 +206,8 @@ def run(argv: Sequence[str]) -> int:
             verbose(f"{'wrote' if changed else 'unchanged'} {full}")
         if args.make_deps or args.dep_file:
             dep = args.dep_file or os.path.join(outdir, t.module.name + ".d")
-            targets = " ".join(os.path.join(outdir, n) for n in files if n != "adgen_runtime.h")
+            targets = " ".join(os.path.join(outdir, n) for n in files
+                               if n not in ("adgen_runtime.h", "adgen_runtime_cuda.cuh"))
             write_atomic(dep, f"{targets}: {path}\n")
             written.append(dep)
     except OSError as exc:
@@ -203,8 +216,11 @@ def run(argv: Sequence[str]) -> int:
     for w in written:
         say(w)
 
-    flags = compiler_flags(shlex.split(args.cflags) if args.cflags else None, args.debug,
-                           args.openmp)
+    cflags = shlex.split(args.cflags) if args.cflags else None
+    if args.target == "cuda":
+        flags = nvcc_flags(cflags, args.debug, args.emulate, args.arch)
+    else:
+        flags = compiler_flags(cflags, args.debug, args.openmp)
     from .build import PROGRESS, BuildError
     from .validate import run_checks, use_sources
     if not args.quiet and sys.stderr.isatty():
@@ -213,16 +229,20 @@ def run(argv: Sequence[str]) -> int:
         if args.source and not (args.build or args.check):
             raise UsageError("--source needs --build or --check")
         if args.build:
-            verbose("compiling with gcc")
+            verbose("compiling with " + ("nvcc" if args.target == "cuda" else "gcc"))
             from .api import unit_of
             use_sources(t, args.source)
             bind(t, path, flags)
-            say(str(extension_path(t.module.name, unit_of(t), flags)))
+            built = cuda_library_path(t.module.name, unit_of(t), flags) \
+                if args.target == "cuda" else extension_path(t.module.name, unit_of(t), flags)
+            say(str(built))
         if args.check:
             verbose("checking")
             report = run_checks(path, modes, functions=args.functions, wrt=args.wrt, of=args.of,
                                 head=args.head, precision=args.precision, debug=args.debug,
-                                cflags=flags, seed=args.seed, sources=args.source)
+                                cflags=cflags, openmp=args.openmp, target=args.target,
+                                emulate=args.emulate, arch=args.arch, seed=args.seed,
+                                sources=args.source)
     except UsageError as err:
         print(f"adgen: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -32,7 +32,7 @@ import numpy as np
 
 from .api import bind, transpile
 from .binding import NP_DTYPES, AdgenFunction
-from .build import compiler_flags
+from .build import compiler_flags, nvcc_flags
 from .transpile.ir.types import ArrayType, ScalarType, Type
 
 ARRAY_EXTENT = 4
@@ -423,10 +423,15 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
                functions: Sequence[str] | None = None, wrt: Sequence[str] | None = None,
                of: Sequence[str] | None = None, head: str | None = None, precision: str = "f64",
                debug: bool = False, cflags: Sequence[str] | None = None,
-               openmp: bool = False, sources: Sequence[str] = ()) -> CheckReport:
+               openmp: bool = False, target: str = "c", emulate: bool = False,
+               arch: str | None = None, sources: Sequence[str] = ()) -> CheckReport:
     """``sources``: C files (e.g. hand-edited generated files) compiled instead of the
-    generated file of the same name, so that an edit is checked against the module."""
+    generated file of the same name, so that an edit is checked against the module.
+    ``target="cuda"``: the vector modes are left out (not on the CUDA target yet);
+    ``emulate`` runs the kernels on the CPU."""
     modes = [m for m in modes if m != "primal"]
+    if target == "cuda":
+        modes = [m for m in modes if not m.startswith("vector-")]
     # the vector tangent is checked against scalar tangents, the adjoint against the tangent,
     # the vector adjoint against scalar adjoints: build what each needs
     built = ["primal", *modes]
@@ -438,9 +443,11 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
         built.append("hvp")
     built = list(dict.fromkeys(built))
     t = transpile(path, built, functions=functions, wrt=wrt, of=of, head=head,
-                  precision=precision, debug=debug)
+                  precision=precision, debug=debug, target=target)
     use_sources(t, sources)
-    m = bind(t, path, compiler_flags(cflags, debug, openmp))
+    flags = nvcc_flags(cflags, debug, emulate, arch) if target == "cuda" else \
+        compiler_flags(cflags, debug, openmp)
+    m = bind(t, path, flags)
     py = import_python(path)
     report = CheckReport(path)
     rng = np.random.default_rng(seed)

@@ -5,7 +5,7 @@
 
 The option table comes from ``adgen.cli.parser()``, the exit codes from the
 ``EXIT_*`` constants of ``adgen.cli``, the modes and file names from
-``adgen.api.SUPPORTED_MODES``/``PLANNED_MODES`` and
+``adgen.api.SUPPORTED_MODES`` and
 ``adgen.transpile.emit.module.MODES``.  The two example runs (the file list,
 the dependency file, ``-v`` on an unchanged output) are produced by running
 ``adgen.cli.main`` on a two-line module in a temporary directory, so the page
@@ -167,7 +167,7 @@ def example_runs() -> dict[str, list[str]]:
 def render() -> str:
     import adgen.cli as cli
     from adgen import __version__
-    from adgen.api import PLANNED_MODES, SUPPORTED_MODES
+    from adgen.api import SUPPORTED_MODES
     from adgen.build import DEBUG_CFLAGS, DEFAULT_CFLAGS
     from adgen.transpile.emit.module import MODES
 
@@ -227,9 +227,11 @@ def render() -> str:
         "functions they call with active arguments, and `static` copies of the primal functions "
         "they call otherwise. See [generated-code.md](generated-code.md) for the signatures.",
         "",
-        f"The parser also accepts `--mode {'`, `--mode '.join(PLANNED_MODES)}` and "
-        "`--target cuda`, which are planned but not implemented: they exit with code "
-        f"{cli.EXIT_BAD_INPUT} and the message `not supported yet`, and write nothing.",
+        "With `--target cuda` the sources are `.cu` files (each outermost `prange` a kernel) "
+        "and the run also writes `OUTDIR/adgen_runtime_cuda.cuh`; the vector modes are not "
+        f"available there yet (exit {cli.EXIT_BAD_INPUT}, `not supported on the CUDA target "
+        "yet`). `--build`/`--check` then compile with nvcc, for `--arch` or sm_80 and sm_90, "
+        "or for the CPU with `--emulate`. See [cuda.md](cuda.md).",
         "",
         "`--build` compiles exactly the modes given into a Python extension in the build cache "
         "and prints its path; `--check` builds its own (the primal, the modes given and what "

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "benchmarks" / "run.py"
@@ -51,3 +54,21 @@ def test_run_rejects_unknown_problem() -> None:
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "unknown problem" in proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_gpu_script_in_the_emulation(tmp_path: Path) -> None:
+    # on a machine without a GPU: the device checks (f64 and f32) and the table, small sizes
+    out = tmp_path / "gpu.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu" / "run.py"),
+                           "--emulate", "--reps", "1", "--json", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = json.loads(out.read_text())
+    checks = [r for r in records if "check" in r]
+    assert checks and all(r["ok"] for r in checks)
+    assert {r["precision"] for r in checks} == {"f64", "f32"}
+    timed = [r for r in records if "adjoint_ratio" in r]
+    assert {r["problem"] for r in timed} == {"hm_lstm", "xs_lookup"}
+    assert all(r["adjoint_ratio"] > 0 and r["torch"] is None for r in timed)
+    assert "needs device tapes" in proc.stdout

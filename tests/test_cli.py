@@ -88,7 +88,8 @@ def test_bad_option_values_exit_2(tmp_path: Path) -> None:
     for args, fragment in [
         (["--wrt", "nope"], "--wrt: 'nope'"),
         (["--functions", "missing"], "no function named 'missing'"),
-        (["--target", "cuda"], "not supported yet"),
+        (["--target", "cuda", "--mode", "vector-reverse"], "not supported on the CUDA target yet"),
+        (["--target", "cuda"], "indexes the array 'x' outside a prange"),
         (["--mode", "sideways"], "invalid choice"),
     ]:
         r = run_cli(str(ROSEN), *args, "-o", str(tmp_path / "x"))

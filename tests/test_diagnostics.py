@@ -31,6 +31,12 @@ def module(text: str) -> str:
 
 
 HEADER = "from adgen import Array, custom_vjp, f64, zeros, prange\n"
+#: the first line of a case checked with --target cuda (line 2 is HEADER's)
+CUDA = "# checked with --target cuda\n"
+
+
+def _target(source: str) -> list[str]:
+    return ["--target", "cuda"] if source.startswith(CUDA) else []
 #: a function with a custom adjoint, for the cases of calls to one (lines 2 to 8, with HEADER)
 CUSTOM_S = module("""
     def s_adj(a: Array[f64], ab: Array[f64], retb: float) -> None:
@@ -506,6 +512,65 @@ CASES = [
                 s += a[i] * s
             return s
         """), 5, 21, "'s' is read in the prange loop that sums it", (3, 5, "'s' bound here")),
+    ("CUDA: an array indexed outside a prange", CUDA + HEADER + module("""
+        def f(a: Array[f64]) -> float:
+            s = 0.0
+            for i in range(len(a)):
+                s += a[i]
+            return s
+        """), 6, 14, "'f' indexes the array 'a' outside a prange", None),
+    ("CUDA: a call that indexes arrays outside a prange", CUDA + HEADER + module("""
+        def g(a: Array[f64], i: int) -> float:
+            return a[i]
+
+        def f(a: Array[f64]) -> float:
+            s = 0.0
+            for i in prange(len(a)):
+                s += g(a, i)
+            return s + g(a, 0)
+        """), 10, 16, "'g' indexes arrays and is called outside a prange", None),
+    ("CUDA: a prange in a device function", CUDA + HEADER + module("""
+        def g(a: Array[f64], i: int) -> float:
+            s = 0.0
+            for j in prange(i):
+                s += a[j]
+            return s
+
+        def f(a: Array[f64]) -> float:
+            s = 0.0
+            for i in prange(len(a)):
+                s += g(a, i)
+            return s
+        """), 5, 5, "a prange in 'g', which runs on the device", None),
+    ("CUDA: local arrays", CUDA + HEADER + module("""
+        def f(a: Array[f64]) -> float:
+            b = zeros(len(a))
+            s = 0.0
+            for i in prange(len(a)):
+                b[i] = a[i]
+                s += b[i]
+            return s
+        """), 4, 9, "local arrays (zeros) are not supported on the CUDA target yet", None),
+    ("CUDA: a prange whose adjoint needs a tape", CUDA + HEADER + module("""
+        def g(x: float) -> float:
+            return x * x
+
+        def f(a: Array[f64]) -> float:
+            s = 0.0
+            for i in prange(len(a)):
+                s += g(a[i])
+            return s
+        """), 8, 5, "this prange cannot be a CUDA kernel: its adjoint needs a tape", None),
+    ("CUDA: an integer sum", CUDA + HEADER + module("""
+        def f(a: Array[f64]) -> float:
+            n = 0
+            s = 0.0
+            for i in prange(len(a)):
+                if a[i] > 0.0:
+                    n += 1
+                s += a[i]
+            return s / n
+        """), 6, 5, "a prange summing an integer is not supported on the CUDA target yet", None),
     ("prange writes the same element in every iteration", HEADER + module("""
         def f(a: Array[f64], b: Array[f64]) -> None:
             for i in prange(len(a)):
@@ -1144,7 +1209,7 @@ def _run(tmp_path: Path, source: str) -> tuple[subprocess.CompletedProcess[str],
     out = tmp_path / "out"
     proc = subprocess.run(
         [sys.executable, "-m", "adgen.cli", str(path), "--mode", "forward", "--mode", "reverse",
-         "-o", str(out)],
+         "-o", str(out), *_target(source)],
         capture_output=True, text=True, timeout=120)
     return proc, path, out
 
@@ -1501,7 +1566,7 @@ def _actual_messages(tmp_path: Path) -> list[tuple[str, str]]:
         path.parent.mkdir()
         path.write_text(source, encoding="utf-8")
         with pytest.raises(AdgenError) as info:
-            transpile(str(path), ("forward", "reverse"))
+            transpile(str(path), ("forward", "reverse"), target="cuda" if _target(source) else "c")
         assert fragment in info.value.message, rule
         out.append((rule, info.value.message))
     path = tmp_path / "warned.py"

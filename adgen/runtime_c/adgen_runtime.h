@@ -21,16 +21,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Helpers generated code may call in CUDA kernels too (nvcc); nothing in C. */
+#ifdef __CUDACC__
+#define ADGEN_HD __host__ __device__
+#else
+#define ADGEN_HD
+#endif
+
 /* -- Python's // and % ------------------------------------------------------ */
 #define ADGEN_INT_DIVMOD(T, S)                                   \
-    static inline T adgen_floordiv_##S(T a, T b)                 \
+    ADGEN_HD static inline T adgen_floordiv_##S(T a, T b)                 \
     {                                                            \
         T q = a / b;                                             \
         if ((a % b != 0) && ((a < 0) != (b < 0)))                \
             q -= 1;                                              \
         return q;                                                \
     }                                                            \
-    static inline T adgen_mod_##S(T a, T b)                      \
+    ADGEN_HD static inline T adgen_mod_##S(T a, T b)                      \
     {                                                            \
         T r = a % b;                                             \
         if (r != 0 && ((r < 0) != (b < 0)))                      \
@@ -42,7 +49,7 @@ ADGEN_INT_DIVMOD(int32_t, i32)
 
 /* CPython's float_divmod, so that results agree bit for bit. */
 #define ADGEN_FLOAT_DIVMOD(T, S, FMOD, FLOOR, COPYSIGN)          \
-    static inline T adgen_mod_##S(T a, T b)                      \
+    ADGEN_HD static inline T adgen_mod_##S(T a, T b)                      \
     {                                                            \
         T mod = FMOD(a, b);                                      \
         if (mod != 0) {                                          \
@@ -53,7 +60,7 @@ ADGEN_INT_DIVMOD(int32_t, i32)
         }                                                        \
         return mod;                                              \
     }                                                            \
-    static inline T adgen_floordiv_##S(T a, T b)                 \
+    ADGEN_HD static inline T adgen_floordiv_##S(T a, T b)                 \
     {                                                            \
         T mod = FMOD(a, b);                                      \
         T div = (a - mod) / b;                                   \
@@ -73,17 +80,17 @@ ADGEN_FLOAT_DIVMOD(double, f64, fmod, floor, copysign)
 ADGEN_FLOAT_DIVMOD(float, f32, fmodf, floorf, copysignf)
 
 /* -- math.floor / math.ceil return integers ---------------------------------- */
-static inline int64_t adgen_ifloor_f64(double x) { return (int64_t)floor(x); }
-static inline int64_t adgen_ifloor_f32(float x) { return (int64_t)floorf(x); }
-static inline int64_t adgen_iceil_f64(double x) { return (int64_t)ceil(x); }
-static inline int64_t adgen_iceil_f32(float x) { return (int64_t)ceilf(x); }
+ADGEN_HD static inline int64_t adgen_ifloor_f64(double x) { return (int64_t)floor(x); }
+ADGEN_HD static inline int64_t adgen_ifloor_f32(float x) { return (int64_t)floorf(x); }
+ADGEN_HD static inline int64_t adgen_iceil_f64(double x) { return (int64_t)ceil(x); }
+ADGEN_HD static inline int64_t adgen_iceil_f32(float x) { return (int64_t)ceilf(x); }
 
 /* -- abs, min, max as Python's builtins ------------------------------------------ */
-static inline int64_t adgen_abs_i64(int64_t x) { return x < 0 ? -x : x; }
-static inline int32_t adgen_abs_i32(int32_t x) { return x < 0 ? -x : x; }
+ADGEN_HD static inline int64_t adgen_abs_i64(int64_t x) { return x < 0 ? -x : x; }
+ADGEN_HD static inline int32_t adgen_abs_i32(int32_t x) { return x < 0 ? -x : x; }
 #define ADGEN_MINMAX(T, S)                                                  \
-    static inline T adgen_min_##S(T a, T b) { return b < a ? b : a; }       \
-    static inline T adgen_max_##S(T a, T b) { return b > a ? b : a; }
+    ADGEN_HD static inline T adgen_min_##S(T a, T b) { return b < a ? b : a; }       \
+    ADGEN_HD static inline T adgen_max_##S(T a, T b) { return b > a ? b : a; }
 ADGEN_MINMAX(double, f64)
 ADGEN_MINMAX(float, f32)
 ADGEN_MINMAX(int64_t, i64)

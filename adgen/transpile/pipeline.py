@@ -115,6 +115,7 @@ class Transpiled:
     ir: dict[str, Module]  # mode -> IR that was emitted
     log: PassLog
     warnings: list["Warning_"]  # located, in source order
+    target: str = "c"  # "c" or "cuda"
 
 
 def build_requests(module: Module, sel: Selection) -> dict[str, "Request"]:
@@ -171,7 +172,7 @@ def build_requests(module: Module, sel: Selection) -> dict[str, "Request"]:
 
 def transpile_source(path: str, source: str, modes: list[str], sel: Selection | None = None,
                      precision: str = "f64", debug: bool = False, dump_all: bool = False,
-                     command: str = "") -> Transpiled:
+                     command: str = "", target: str = "c") -> Transpiled:
     from .ad.forward import differentiate
     from .analysis.activity import analyze
     from .analysis.lint import lint
@@ -192,7 +193,12 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
             log.record("lower", fn)
     simplify_module(module, log=log)
     import os
-    options = EmitOptions(bounds_checks=debug, source_name=os.path.basename(path))
+    device: set[str] = set()
+    if target == "cuda":
+        from .analysis.targets import check_cuda
+        device = check_cuda(module)
+    options = EmitOptions(bounds_checks=debug, source_name=os.path.basename(path), target=target,
+                          device=frozenset(device))
     outputs: dict[str, object] = {}
     irs: dict[str, Module] = {}
     requests = None
@@ -229,7 +235,7 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
         outputs[mode] = emit_module(target, mode, options, command)
     unique = {(w.loc, w.message): w for w in diags.warnings}
     warnings = sorted(unique.values(), key=lambda w: (w.loc.file, w.loc.line, w.loc.col))
-    return Transpiled(module, outputs, irs, log, warnings)
+    return Transpiled(module, outputs, irs, log, warnings, options.target)
 
 
 def _single_exit(module: Module, log: PassLog) -> Module:

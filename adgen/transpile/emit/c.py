@@ -19,6 +19,7 @@ from ..ir.prims import PRIMS
 from ..ir.types import ArrayType, ScalarType, Type, VecType, elem_of
 from .signature import CSignature
 from .variables import Var, Variables
+from ..frontend.diagnostics import AdgenError
 from ..ir.walk import index_dependent
 
 # precedence of C operators (higher binds tighter)
@@ -34,6 +35,10 @@ LOGICAL = {"&&", "||", "==", "!=", "<", "<=", ">", ">="}
 class EmitOptions:
     bounds_checks: bool = False
     source_name: str = "module.py"
+    #: "c" or "cuda" (pranges become kernels; ``device``: the primal names of the functions
+    #: that run on the device, see ``analysis/targets.py``)
+    target: str = "c"
+    device: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -255,6 +260,12 @@ class FunctionEmitter(Variables):
         if not atomic:
             self.emit(self.dir_loop(stmt) if isinstance(value.type, VecType) else stmt, depth)
             return
+        if self.options.target == "cuda":
+            value_text = self.expr(value).text
+            if assign == "-=":
+                value_text = f"-({value_text})"
+            self.emit(f"ADGEN_ATOMIC_ADD({target}, {value_text});", depth)
+            return
         if isinstance(value.type, VecType):
             self.emit(self.dir_loop("{"), depth)
             self.emit("ADGEN_OMP(omp atomic)", depth + 1)
@@ -445,21 +456,18 @@ class FunctionEmitter(Variables):
         iv = self.var_of[id(op.body.args[0])].name
         s = step.owner.value if isinstance(step.owner, Const) else None
         lo, hi = self.expr(start).text, self.expr(stop).text
-        if s == 1:
-            header = f"for (int64_t {iv} = {lo}; {iv} < {hi}; ++{iv})"
-        elif s == -1 and isinstance(stop.owner, Const):  # reversed loops: i >= 0, not i > -1
-            low = c_const(int(stop.owner.value) + 1, stop.type)
-            header = f"for (int64_t {iv} = {lo}; {iv} >= {low}; --{iv})"
-        elif s == -1:
-            header = f"for (int64_t {iv} = {lo}; {iv} > {hi}; --{iv})"
-        elif isinstance(s, int) and s > 0:
-            header = f"for (int64_t {iv} = {lo}; {iv} < {hi}; {iv} += {s})"
-        elif isinstance(s, int):
-            header = f"for (int64_t {iv} = {lo}; {iv} > {hi}; {iv} -= {-s})"
-        else:
+        if s is None:
             st = self.expr(step).text
             header = (f"for (int64_t {iv} = {lo}; {st} > 0 ? {iv} < {hi} : {iv} > {hi}; "
                       f"{iv} += {st})")
+        else:
+            cond, _ = self.loop_condition(op, int(s))
+            incr = {1: f"++{iv}", -1: f"--{iv}"}.get(int(s)) or (
+                f"{iv} += {s}" if s > 0 else f"{iv} -= {-s}")
+            header = f"for (int64_t {iv} = {lo}; {cond}; {incr})"
+        if self.options.target == "cuda" and id(op) in self.omp_loops:
+            self.emit_kernel(op, depth)
+            return
         outer_atomic = self.atomic_arrays
         tape: str | None = None
         private: list[tuple[Value, str, str]] = []  # (array, private copy, element count)
@@ -502,6 +510,92 @@ class FunctionEmitter(Variables):
             self.thread_tape = None
         if block:
             self.emit("}", depth - 1)
+
+    def loop_condition(self, op: For, s: int) -> tuple[str, str]:
+        """The loop condition of ``op`` with constant step ``s``, and a count of its
+        iterations (exact or more, never fewer while positive)."""
+        start, stop = op.operands[:2]
+        iv = self.var_of[id(op.body.args[0])].name
+        lo, hi = self.expr(start).text, self.expr(stop).text
+        if s == -1 and isinstance(stop.owner, Const):  # reversed loops: i >= 0, not i > -1
+            low = c_const(int(stop.owner.value) + 1, stop.type)
+            return f"{iv} >= {low}", f"{lo} - {low} + 1" if low != "0" else f"{lo} + 1"
+        if s > 0:
+            count = f"({hi}) - ({lo})" if s == 1 else f"(({hi}) - ({lo}) + {s - 1}) / {s}"
+            if lo == "0" and s == 1:
+                count = hi
+            return f"{iv} < {hi}", count
+        count = f"({lo}) - ({hi})" if s == -1 else f"(({lo}) - ({hi}) + {-s - 1}) / {-s}"
+        return f"{iv} > {hi}", count
+
+    def emit_kernel(self, op: For, depth: int) -> None:
+        """A prange on the CUDA target: a kernel, one thread per iteration (a grid-stride
+        loop), emitted before the function; here, its launch and the sums it returns."""
+        step = op.operands[2].owner
+        assert isinstance(step, Const)
+        s = int(step.value)
+        iv = self.var_of[id(op.body.args[0])].name
+        lo = self.expr(op.operands[0]).text
+        cond, count = self.loop_condition(op, s)
+        name = f"{self.fn.name}_kernel{len(self.kernels)}"
+        known = {p.name for p in self.sig.params} | {v.name for v in self.vars if v.declared}
+        sums = [self.var_of[id(a)] for a in self.sums(op)]
+        for var in sums:
+            if var.ctype not in ("double", "float"):
+                raise AdgenError(op.loc, "a prange summing an integer is not supported on the "
+                                         "CUDA target yet (sum a float)")
+        outer = (self.lines, self.atomic_arrays)
+        self.lines = []
+        atomic, privatized = self.share(op)
+        self.atomic_arrays = atomic | {id(a) for a in privatized}
+        self.region(op.body, 2)
+        body, (self.lines, self.atomic_arrays) = self.lines, outer
+        loop = f"ADGEN_GRID_LOOP({iv}, {lo}, {cond}, {s}) {{"
+        code = re.sub(r"/\*.*?\*/", "", "\n".join(body + [loop]), flags=re.S)
+        used = set(re.findall(r"(?<![\w.])[A-Za-z_]\w*", code)) & known - {v.name for v in sums}
+        params = [f"{p.ctype}{'' if p.ctype.endswith('*') else ' '}{p.name}"
+                  for p in self.sig.params if p.name in used and p.source[0] != "tape"]
+        args = [p.name for p in self.sig.params if p.name in used and p.source[0] != "tape"]
+        for var in self.vars:
+            if var.name in used and var.name not in args:
+                params.append(f"{var.ctype} {var.name}")
+                args.append(var.name)
+        groups: dict[str, list[Var]] = {}
+        for var in sums:
+            groups.setdefault(var.ctype, []).append(var)
+        buffers = {ctype: self.fresh_name("sums" if len(groups) == 1 else f"sums_{SUFFIX[ctype]}")
+                   for ctype in groups}
+        params += [f"{ctype} *{buffers[ctype]}" for ctype in groups]
+        where = f"{self.options.source_name}:{op.loc.line}"
+        src = self.module.source_lines[op.loc.line - 1].strip().replace("*/", "* /") \
+            if 1 <= op.loc.line <= len(self.module.source_lines) else ""
+        text = [f"/* {where}: {src} one thread per iteration */",
+                f"ADGEN_KERNEL {name}({', '.join(params)})", "{"]
+        text += [f"    {var.ctype} {var.name} = 0;" for var in sums]
+        text += ["    " + loop, *body, "    }"]
+        for ctype, members in groups.items():
+            text += [f"    adgen_warp_add_{SUFFIX[ctype]}(&{buffers[ctype]}[{k}], {var.name});"
+                     for k, var in enumerate(members)]
+        text.append("}")
+        self.kernels.append("\n".join(text))
+        # the launch
+        if not groups:
+            self.emit(f"ADGEN_LAUNCH({name}, {count}, ({', '.join(args)}));", depth)
+            return
+        self.emit("{", depth)
+        for ctype, members in groups.items():
+            self.emit(f"{ctype} *{buffers[ctype]} = adgen_cuda_zeros_{SUFFIX[ctype]}"
+                      f"({len(members)});", depth + 1)
+        self.emit(f"ADGEN_LAUNCH({name}, {count}, ({', '.join(args + list(buffers.values()))}));",
+                  depth + 1)
+        for ctype, members in groups.items():
+            host = self.fresh_name(buffers[ctype] + "_host")
+            self.emit(f"{ctype} {host}[{len(members)}];", depth + 1)
+            self.emit(f"adgen_cuda_fetch_{SUFFIX[ctype]}({host}, {buffers[ctype]}, "
+                      f"{len(members)});", depth + 1)
+            for k, var in enumerate(members):
+                self.emit(f"{var.name} = {var.name} + {host}[{k}];", depth + 1)
+        self.emit("}", depth)
 
     def element_count(self, array: Value) -> str:
         at = array.type
@@ -637,6 +731,13 @@ class FunctionEmitter(Variables):
         self.emit(f"return {ret_expr};" if ret_expr is not None else "return;", depth)
 
 
+#: the runtime's suffix of a C float type
+SUFFIX = {"double": "f64", "float": "f32"}
+
+
 def emit_function(fn: Function, sigs: dict[str, CSignature], module: Module,
                   options: EmitOptions) -> str:
-    return FunctionEmitter(fn, sigs[fn.name], sigs, module, options).run()
+    """The C text of ``fn``, preceded by its kernels on the CUDA target."""
+    emitter = FunctionEmitter(fn, sigs[fn.name], sigs, module, options)
+    text = emitter.run()
+    return "\n\n".join([*emitter.kernels, text])

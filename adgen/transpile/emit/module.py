@@ -6,7 +6,7 @@ function bodies from ``emit.c``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 
 import jinja2
@@ -227,18 +227,24 @@ def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -
     suffix, what, _ = MODES[mode]
     base = module.name + suffix
     sigs = signatures(module)
+    cuda = options.target == "cuda"
+    if cuda:  # functions that run on the device too: static, ADGEN_HD (not in the header)
+        for fn in module.functions:
+            if (fn.primal or fn.name) in options.device:
+                sigs[fn.name] = replace(sigs[fn.name], is_static=True, qualifier="ADGEN_HD inline")
     env = _env()
     tape_counter = f"size_t {base}_tape_bytes(void)" if mode in TAPE_MODES else None
-    public = [fn for fn in module.functions if not fn.is_static]
+    public = [fn for fn in module.functions if not sigs[fn.name].is_static]
     bodies = [emit_function(fn, sigs, module, options) for fn in module.functions]
     summary: list[str] = []
     for fn in public:
         summary.extend(describe(fn, sigs[fn.name], module))
-    statics = [sigs[fn.name].prototype() for fn in module.functions if fn.is_static]
+    statics = [sigs[fn.name].prototype() for fn in module.functions if sigs[fn.name].is_static]
+    ext = ".cu" if cuda else ".c"
     source = env.get_template("source.c.j2").render(
-        filename=base + ".c", what=what, source=module.name + ".py", version=__version__,
+        filename=base + ext, what=what, source=module.name + ".py", version=__version__,
         command=command, summary=summary, header=base + ".h", static_prototypes=statics,
-        functions=bodies, tape_counter=tape_counter)
+        functions=bodies, tape_counter=tape_counter, cuda=cuda)
     guard = "ADGEN_" + "".join(ch if ch.isalnum() else "_" for ch in base.upper()) + "_H"
     header = env.get_template("header.h.j2").render(
         filename=base + ".h", what=what, source=module.name + ".py", version=__version__,
@@ -249,5 +255,5 @@ def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -
     if tape_counter is not None:
         prototypes.append(tape_counter)
     cdef = env.get_template("cdef.j2").render(prototypes=prototypes)
-    return EmittedModule(EmittedFile(base + ".c", source), EmittedFile(base + ".h", header), cdef,
+    return EmittedModule(EmittedFile(base + ext, source), EmittedFile(base + ".h", header), cdef,
                          sigs)

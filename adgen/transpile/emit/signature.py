@@ -36,12 +36,16 @@ class CSignature:
     c_return: int | None
     params: list[CParam]
     is_static: bool
+    #: CUDA: "ADGEN_HD inline" for a function that runs on the device too (inline: the host
+    #: pass of nvcc sees no use of it when only kernels call it)
+    qualifier: str = ""
 
     def prototype(self) -> str:
         params = ", ".join(f"{p.ctype}{'' if p.ctype.endswith('*') else ' '}{p.name}"
                            for p in self.params) or "void"
         static = "static " if self.is_static else ""
-        return f"{static}{self.return_ctype} {self.name}({params})"
+        qualifier = self.qualifier + " " if self.qualifier else ""
+        return f"{static}{qualifier}{self.return_ctype} {self.name}({params})"
 
 
 def scalar_ctype(t: Type) -> str:

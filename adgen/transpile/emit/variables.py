@@ -91,6 +91,8 @@ class Variables:
         self.thread_tape: str | None = None
         #: inside a parallel loop: arrays each thread adds to a copy of (``c.share``)
         self.private_names: dict[int, str] = {}
+        #: CUDA: the kernels of this function's pranges, emitted before it
+        self.kernels: list[str] = []
 
     # -- analysis -------------------------------------------------------------------
     def number(self) -> None:
@@ -121,8 +123,18 @@ class Variables:
         """Which prange loops run in parallel: the outermost ones with a constant step (an
         OpenMP canonical loop) that use no tape (pushes and pops need the sequential order;
         a nested prange runs in sequence in its thread)."""
+        cuda = self.options.target == "cuda"
+
         def region(r: Region) -> None:
             for op in r.ops:
+                if isinstance(op, For) and op.parallel and cuda:
+                    why = "its adjoint needs a tape" if self.uses_tape_in(op) else \
+                        self.parallel_reason(op)
+                    if why is not None:
+                        from ..frontend.diagnostics import AdgenError
+                        raise AdgenError(op.loc, f"this prange cannot be a CUDA kernel: {why} "
+                                                 "(not supported on the CUDA target yet; use "
+                                                 "the C target)")
                 if isinstance(op, For) and op.parallel and self.parallel_reason(op) is None:
                     self.omp_loops.add(id(op))
                     self.omp_bodies[id(op.body)] = op

@@ -1,0 +1,95 @@
+"""What the CUDA target needs of a module (DESIGN.md section 4).
+
+On the CUDA target, arrays live on the device.  Each outermost ``prange`` of a
+function is a kernel; the rest of the function runs on the host and does
+scalar work only.  A function called inside a ``prange`` (directly or through
+other calls) is a *device function*: compiled for both host and device
+(``ADGEN_HD``), it may index arrays anywhere but may not hold a ``prange``.
+This pass finds the device functions and rejects, with a located error, what
+cannot run: an array indexed outside a ``prange`` by a host function, a
+``prange`` in a device function, local arrays (``zeros``).
+"""
+
+from __future__ import annotations
+
+from ..frontend.diagnostics import AdgenError
+from ..ir.core import Call, For, Function, Load, Module, Op, Store, Zeros
+
+HINT = "on the CUDA target arrays live on the device"
+
+
+def device_functions(module: Module) -> set[str]:
+    """The functions called, directly or not, inside a prange."""
+    out: set[str] = set()
+    work: list[str] = []
+    for fn in module.functions:
+        for loop in _pranges(fn):
+            for op in loop.walk():
+                if isinstance(op, Call) and op.callee not in out:
+                    out.add(op.callee)
+                    work.append(op.callee)
+    while work:
+        fn = module.function(work.pop())
+        for op in fn.walk():
+            if isinstance(op, Call) and op.callee not in out:
+                out.add(op.callee)
+                work.append(op.callee)
+    return out
+
+
+def check_cuda(module: Module) -> set[str]:
+    """Raise ``AdgenError`` for what cannot run on the CUDA target; return the device
+    functions."""
+    device = device_functions(module)
+    for fn in module.functions:
+        for op in fn.walk():
+            if isinstance(op, Zeros):
+                raise AdgenError(op.loc, "local arrays (zeros) are not supported on the CUDA "
+                                         "target yet (pass the array as a parameter)")
+        if fn.name in device:
+            for loop in _pranges(fn):
+                raise AdgenError(loop.loc, f"a prange in '{fn.name}', which runs on the device "
+                                           "(it is called inside a prange): kernels cannot "
+                                           "launch kernels (use range)")
+            continue
+        inside: set[int] = {id(o) for loop in _pranges(fn) for o in loop.walk()}
+        for op in fn.walk():
+            if isinstance(op, (Load, Store)) and id(op) not in inside:
+                raise AdgenError(op.loc, f"'{fn.name}' indexes the array "
+                                         f"'{op.operands[0].name}' outside a prange ({HINT}: "
+                                         "index arrays inside a prange loop, or in a function "
+                                         "called from one)")
+            if isinstance(op, Call) and id(op) not in inside and _indexes(module, op.callee):
+                raise AdgenError(op.loc, f"'{op.callee}' indexes arrays and is called outside a "
+                                         f"prange ({HINT}: call it inside a prange loop)")
+    return device
+
+
+def _pranges(fn: Function) -> list[For]:
+    """The outermost prange loops of ``fn``."""
+    out: list[For] = []
+
+    def visit(ops: list[Op]) -> None:
+        for op in ops:
+            if isinstance(op, For) and op.parallel:
+                out.append(op)
+                continue
+            for r in op.regions:
+                visit(r.ops)
+
+    visit(fn.body.ops)
+    return out
+
+
+def _indexes(module: Module, name: str, seen: set[str] | None = None) -> bool:
+    """Whether ``name`` (or a function it calls) indexes an array."""
+    seen = seen if seen is not None else set()
+    if name in seen:
+        return False
+    seen.add(name)
+    for op in module.function(name).walk():
+        if isinstance(op, (Load, Store)):
+            return True
+        if isinstance(op, Call) and _indexes(module, op.callee, seen):
+            return True
+    return False

@@ -1,0 +1,196 @@
+"""The CUDA target: every output compiles with nvcc; the device code's numerics are checked
+on the CPU (the emulation build); on a machine with a GPU, the same checks run on it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import adgen
+from adgen.api import transpile
+from adgen.cuda import device_count
+from adgen.transpile.frontend.diagnostics import AdgenError
+from helpers import EXAMPLES, ROOT, run_cli
+
+KERNELS = ROOT / "examples" / "kernels.py"
+MODES = ("primal", "forward", "reverse", "hvp")
+#: the examples whose arrays are all indexed inside pranges (the others index arrays on the
+#: host, which the CUDA target rejects): kernels, and modules of scalar functions (host code)
+CUDA_EXAMPLES = [ROOT / "examples" / f"{name}.py"
+                 for name in ("kernels", "piecewise", "pow_while", "recursive")]
+NVCC_STRICT = ["-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror"]
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+needs_gpu = pytest.mark.skipif(device_count() == 0, reason="no GPU")
+
+
+def _write(example: Path, out: Path) -> list[Path]:
+    result = run_cli(str(example), "--target", "cuda", *[a for m in MODES for a in ("--mode", m)],
+                     "-o", str(out), "-q")
+    assert result.returncode == 0, result.stderr
+    return sorted(out.glob("*.cu"))
+
+
+@needs_nvcc
+@pytest.mark.parametrize("example", CUDA_EXAMPLES, ids=lambda p: p.stem)
+def test_every_output_compiles_with_nvcc_without_warnings(example: Path, tmp_path: Path) -> None:
+    sources = _write(example, tmp_path)
+    assert len(sources) == len(MODES)
+    assert (tmp_path / "adgen_runtime_cuda.cuh").exists()
+    for cu in sources:
+        for flags in (["-gencode", "arch=compute_80,code=sm_80",
+                       "-gencode", "arch=compute_90,code=sm_90"],
+                      ["-DADGEN_CUDA_EMULATE", "-arch=sm_80"]):
+            cc = subprocess.run(["nvcc", "-c", *NVCC_STRICT, *flags, str(cu), "-o",
+                                 str(tmp_path / (cu.stem + ".o"))],
+                                capture_output=True, text=True, check=False)
+            assert cc.returncode == 0, f"{cu.name} {flags}:\n{cc.stderr}"
+
+
+@needs_nvcc
+@pytest.mark.parametrize("example", CUDA_EXAMPLES, ids=lambda p: p.stem)
+def test_device_code_passes_the_three_way_check_on_the_cpu(example: Path) -> None:
+    report = adgen.check(str(example), modes=MODES, target="cuda", emulate=True)
+    assert report.ok, "\n" + report.table()
+    assert {r.check for r in report.rows} == {
+        "primal vs CPython", "tangent vs finite differences", "adjoint vs tangent (dot product)",
+        "hvp vs differences of the gradient", "hvp symmetry <u, Hv> = <v, Hu>"}
+
+
+@needs_nvcc
+def test_device_code_in_single_precision() -> None:
+    # f32 literals (0.5f) must not read as names of the host: a kernel's parameters
+    report = adgen.check(str(KERNELS), modes=MODES, target="cuda", emulate=True,
+                         precision="f32")
+    assert report.ok, "\n" + report.table()
+
+
+def _inputs(rng: np.random.Generator) -> dict[str, tuple]:
+    n, grid = 500, np.sort(rng.uniform(0.0, 10.0, 64))
+    return {
+        "hm_lstm": (rng.standard_normal((n, 4)), rng.standard_normal(n),
+                    (rng.random(n) < 0.3).astype(float), (rng.random(n) < 0.2).astype(float),
+                    np.zeros(n), np.zeros(n)),
+        "xs_lookup": (rng.uniform(grid[0], grid[-1], n), grid, rng.random((64, 5)),
+                      rng.random(5), np.zeros(n)),
+    }
+
+
+def _compare(cuda: adgen.AdgenModule, c: adgen.AdgenModule) -> None:
+    rng = np.random.default_rng(3)
+    for name, args in _inputs(rng).items():
+        f, g = getattr(cuda, name), getattr(c, name)
+        fresh = lambda: tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+        a1, a2 = fresh(), fresh()
+        np.testing.assert_allclose(np.asarray(f(*a1) or 0.0), np.asarray(g(*a2) or 0.0),
+                                   rtol=1e-12)
+        for x, y in zip(a1, a2):
+            np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-14)
+        tangents = tuple(rng.standard_normal(np.shape(a)) for a in args)
+        _, t1 = f.jvp(fresh(), tangents)
+        _, t2 = g.jvp(fresh(), tangents)
+        np.testing.assert_allclose(np.asarray(t1 or 0.0), np.asarray(t2 or 0.0), rtol=1e-11)
+        out_bars = {n: rng.standard_normal(np.shape(a))
+                    for n, a in zip(f.param_names, args) if n in ("c_new", "h_new", "sigma")}
+        _, b1 = f.vjp(fresh(), 1.0 if name == "xs_lookup" else None, out_bars=out_bars)
+        _, b2 = g.vjp(fresh(), 1.0 if name == "xs_lookup" else None, out_bars=out_bars)
+        for x, y in zip(b1, b2):
+            if x is not None:
+                np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)
+
+
+@needs_nvcc
+def test_emulated_device_code_computes_what_the_c_target_computes() -> None:
+    cuda = adgen.load(str(KERNELS), modes=("forward", "reverse"), target="cuda", emulate=True)
+    c = adgen.load(str(KERNELS), modes=("forward", "reverse"))
+    _compare(cuda, c)
+
+
+@needs_gpu
+def test_on_the_gpu_numpy_arrays_are_copied_in_and_out() -> None:
+    cuda = adgen.load(str(KERNELS), modes=("forward", "reverse"), target="cuda")
+    c = adgen.load(str(KERNELS), modes=("forward", "reverse"))
+    _compare(cuda, c)  # sums in another order: agreement to rounding
+
+
+@needs_gpu
+def test_on_the_gpu_the_three_way_check_passes() -> None:
+    report = adgen.check(str(KERNELS), modes=MODES, target="cuda")
+    assert report.ok, "\n" + report.table()
+
+
+@needs_gpu
+def test_on_the_gpu_device_arrays_pass_as_pointers() -> None:
+    cupy = pytest.importorskip("cupy")
+    cuda = adgen.load(str(KERNELS), target="cuda")
+    c = adgen.load(str(KERNELS))
+    rng = np.random.default_rng(5)
+    args = _inputs(rng)["xs_lookup"]
+    on_device = [cupy.asarray(a) for a in args]
+    on_host = [a.copy() for a in args]
+    np.testing.assert_allclose(cuda.xs_lookup(*on_device), c.xs_lookup(*on_host), rtol=1e-10)
+    np.testing.assert_allclose(cupy.asnumpy(on_device[-1]), on_host[-1], rtol=1e-12)  # sigma
+
+
+def test_which_examples_build_for_cuda() -> None:
+    for example in EXAMPLES:
+        if example in CUDA_EXAMPLES:
+            transpile(str(example), ["primal", "forward", "reverse"], target="cuda")
+            continue
+        with pytest.raises(AdgenError) as info:
+            transpile(str(example), ["primal", "forward", "reverse"], target="cuda")
+        assert "CUDA" in info.value.message or "device" in info.value.message, \
+            f"{example.name}: {info.value.message}"
+
+
+def test_generated_kernels_and_launches() -> None:
+    t = transpile(str(KERNELS), ["reverse"], target="cuda")
+    text = t.outputs["reverse"].source.text  # type: ignore[attr-defined]
+    assert t.outputs["reverse"].source.name == "kernels_b.cu"  # type: ignore[attr-defined]
+    assert '#include "adgen_runtime_cuda.cuh"' in text
+    # one kernel per prange, launched by its host function; the sum comes back through a
+    # warp reduction into a device buffer
+    assert "ADGEN_KERNEL xs_lookup_b_kernel0(" in text
+    assert "ADGEN_LAUNCH(xs_lookup_b_kernel0, energy_shape0, (" in text
+    assert "adgen_warp_add_f64(&sums[0], total);" in text
+    # xs[lo, r] is read at a data-dependent row: its adjoint is an atomic; energy[p] belongs
+    # to the iteration: a plain increment
+    assert "ADGEN_ATOMIC_ADD(xsb[lo * xs_shape1 + r], " in text
+    assert "energyb[p] += eb;" in text
+
+
+def test_vector_modes_are_not_on_the_cuda_target_yet(tmp_path: Path) -> None:
+    result = run_cli(str(KERNELS), "--target", "cuda", "--mode", "vector-forward", "-o",
+                     str(tmp_path))
+    assert result.returncode == 2
+    assert "not supported on the CUDA target yet" in result.stderr
+
+
+@needs_nvcc
+def test_check_from_the_command_line_with_the_emulation(tmp_path: Path) -> None:
+    result = run_cli(str(KERNELS), "--target", "cuda", "--mode", "reverse", "-o", str(tmp_path),
+                     "--check", "--emulate", "-q")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "adgen_runtime.h", "adgen_runtime_cuda.cuh", "kernels_b.cu", "kernels_b.h"]
+
+
+@pytest.mark.parametrize("example", CUDA_EXAMPLES[:1], ids=lambda p: p.stem)
+def test_golden(example: Path, update_goldens: bool) -> None:
+    golden_dir = Path(__file__).parent / "golden" / "cuda"
+    t = transpile(str(example), MODES, target="cuda")
+    for emitted in t.outputs.values():
+        for f in (emitted.source, emitted.header):  # type: ignore[attr-defined]
+            golden = golden_dir / f.name
+            if update_goldens:
+                golden_dir.mkdir(exist_ok=True)
+                golden.write_text(f.text)
+                continue
+            assert golden.exists(), f"missing golden {golden.name}: run pytest --update-goldens"
+            assert f.text == golden.read_text(), (
+                f"{f.name} differs from tests/golden/cuda/{f.name}; if the change is intended, "
+                "run pytest --update-goldens and review the diff")
