@@ -22,7 +22,7 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -176,15 +176,9 @@ def cuda_library_path(name: str, unit: Unit, flags: tuple[str, ...]) -> Path:
 
 
 def _compile_cuda(path: Path, unit: Unit, flags: tuple[str, ...]) -> None:
-    target = path.parent
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
-    try:
-        files = dict(unit.files)
-        files["adgen_runtime.h"] = runtime_header()
-        files["adgen_runtime_cuda.cuh"] = runtime_cuda_header()
-        for fname, text in files.items():
-            (tmp / fname).write_text(text)
+    files = {**unit.files, "adgen_runtime.h": runtime_header(),
+             "adgen_runtime_cuda.cuh": runtime_cuda_header()}
+    with _staging(path.parent, files) as tmp:
         sources = [str(tmp / f) for f in sorted(files) if f.endswith(".cu")]
         cmd = ["nvcc", "-shared", "-Xcompiler", "-fPIC", *flags, "-I", str(tmp), "-o",
                str(tmp / path.name), *sources]
@@ -196,14 +190,6 @@ def _compile_cuda(path: Path, unit: Unit, flags: tuple[str, ...]) -> None:
         if out.returncode != 0:
             raise BuildError(f"compiling the CUDA failed:\n{' '.join(cmd)}\n{out.stdout}"
                              f"{out.stderr}")
-        try:
-            os.rename(tmp, target)
-        except OSError:
-            if not target.exists():
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def extension_path(name: str, unit: Unit, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> Path:
@@ -246,16 +232,32 @@ def _capture_fds():  # type: ignore[no-untyped-def]
             os.close(fd)
 
 
-def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...]) -> None:
-    import cffi
-
+@contextlib.contextmanager
+def _staging(target: Path, files: dict[str, str]) -> Iterator[Path]:
+    """A temporary build directory next to ``target`` holding ``files``; renamed to ``target``
+    when the build in it succeeds, removed otherwise."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
     try:
-        files = dict(unit.files)
-        files["adgen_runtime.h"] = runtime_header()
         for fname, text in files.items():
             (tmp / fname).write_text(text)
+        yield tmp
+        try:
+            os.rename(tmp, target)
+        except OSError:
+            if not target.exists():
+                raise
+            # another process finished the same build first; its result is identical
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...]) -> None:
+    import cffi
+
+    files = {**unit.files, "adgen_runtime.h": runtime_header()}
+    with _staging(target, files) as tmp:
         sources = [str(tmp / f) for f in sorted(files) if f.endswith(".c")]
         headers = "".join(f'#include "{f}"\n' for f in sorted(files) if f.endswith(".h")
                           and f != "adgen_runtime.h")
@@ -272,12 +274,3 @@ def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...]) ->
         except Exception as exc:  # distutils raises its own error types
             raise BuildError(f"compiling the C failed:\n{compiler_output.read()}"
                              f"{log.getvalue()}\n{exc}") from None
-        try:
-            os.rename(tmp, target)
-        except OSError:
-            if not target.exists():
-                raise
-            # another process finished the same build first; its result is identical
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
