@@ -48,3 +48,20 @@ def xs_lookup(energy: Array[f64], grid: Array[f64], xs: Array[f64, 2], weight: A
         sigma[p] = acc
         total += acc
     return total
+
+
+def kmeans_cost(x: Array[f64, 2], centers: Array[f64, 2]) -> f64:
+    """The dense k-means cost: each point's squared distance to its nearest center, summed.
+    Its adjoint recomputes each point's distances in the thread and keeps the choices of
+    the minimum on the thread's tape."""
+    total = 0.0
+    for i in prange(x.shape[0]):
+        best = 1.0e300
+        for k in range(centers.shape[0]):
+            d2 = 0.0
+            for j in range(x.shape[1]):
+                t = x[i, j] - centers[k, j]
+                d2 += t * t
+            best = min(best, d2)
+        total += best
+    return total

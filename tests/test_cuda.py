@@ -21,7 +21,7 @@ MODES = ("primal", "forward", "reverse", "hvp")
 #: the examples whose arrays are all indexed inside pranges (the others index arrays on the
 #: host, which the CUDA target rejects): kernels, and modules of scalar functions (host code)
 CUDA_EXAMPLES = [ROOT / "examples" / f"{name}.py"
-                 for name in ("kernels", "piecewise", "pow_while", "recursive")]
+                 for name in ("kernels", "mixture", "piecewise", "pow_while", "recursive")]
 NVCC_STRICT = ["-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror"]
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
@@ -72,6 +72,7 @@ def test_device_code_in_single_precision() -> None:
 def _inputs(rng: np.random.Generator) -> dict[str, tuple]:
     n, grid = 500, np.sort(rng.uniform(0.0, 10.0, 64))
     return {
+        "kmeans_cost": (rng.standard_normal((n, 3)), rng.standard_normal((8, 3))),
         "hm_lstm": (rng.standard_normal((n, 4)), rng.standard_normal(n),
                     (rng.random(n) < 0.3).astype(float), (rng.random(n) < 0.2).astype(float),
                     np.zeros(n), np.zeros(n)),
@@ -96,8 +97,9 @@ def _compare(cuda: adgen.AdgenModule, c: adgen.AdgenModule) -> None:
         np.testing.assert_allclose(np.asarray(t1 or 0.0), np.asarray(t2 or 0.0), rtol=1e-11)
         out_bars = {n: rng.standard_normal(np.shape(a))
                     for n, a in zip(f.param_names, args) if n in ("c_new", "h_new", "sigma")}
-        _, b1 = f.vjp(fresh(), 1.0 if name == "xs_lookup" else None, out_bars=out_bars)
-        _, b2 = g.vjp(fresh(), 1.0 if name == "xs_lookup" else None, out_bars=out_bars)
+        ybar = None if name == "hm_lstm" else 1.0
+        _, b1 = f.vjp(fresh(), ybar, out_bars=out_bars)
+        _, b2 = g.vjp(fresh(), ybar, out_bars=out_bars)
         for x, y in zip(b1, b2):
             if x is not None:
                 np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)
@@ -161,6 +163,13 @@ def test_generated_kernels_and_launches() -> None:
     # to the iteration: a plain increment
     assert "ADGEN_ATOMIC_ADD(xsb[lo * xs_shape1 + r], " in text
     assert "energyb[p] += eb;" in text
+    # k-means: each thread computes its point's distances again and keeps the choices of the
+    # minimum on a tape of its own, in local memory (one byte per cluster)
+    kmeans = text[text.index("ADGEN_KERNEL kmeans_cost_b_kernel1("):]
+    kmeans = kmeans[:kmeans.index("\n}\n")]
+    assert "    ADGEN_DTAPE(thread_tape);\n" in kmeans
+    assert "adgen_dpush_bool(&thread_tape, d2_1 < best_1);" in kmeans
+    assert "adgen_dpop_bool(&thread_tape)" in kmeans and "ADGEN_DTAPE_FREE(thread_tape);" in kmeans
 
 
 def test_vector_modes_are_not_on_the_cuda_target_yet(tmp_path: Path) -> None:

@@ -551,16 +551,21 @@ CASES = [
                 s += b[i]
             return s
         """), 4, 9, "local arrays (zeros) are not supported on the CUDA target yet", None),
-    ("CUDA: a prange whose adjoint needs a tape", CUDA + HEADER + module("""
-        def g(x: float) -> float:
-            return x * x
+    ("CUDA: a prange whose adjoint needs a tape across iterations", CUDA + HEADER + module("""
+        import math
 
-        def f(a: Array[f64]) -> float:
+        def f(a: Array[f64], b: Array[f64]) -> float:
             s = 0.0
             for i in prange(len(a)):
-                s += g(a[i])
+                t = 0.0
+                for j in range(len(b)):
+                    t += math.sin(a[i] * b[j])
+                s += t * t
+            for i in prange(len(a)):
+                a[i] = 0.0
             return s
-        """), 8, 5, "this prange cannot be a CUDA kernel: its adjoint needs a tape", None),
+        """), 7, 5, "this prange cannot be a CUDA kernel: its adjoint needs a tape across "
+        "iterations", None),
     ("CUDA: an integer sum", CUDA + HEADER + module("""
         def f(a: Array[f64]) -> float:
             n = 0

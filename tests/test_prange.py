@@ -179,3 +179,32 @@ def test_which_pranges_become_openmp_loops(tmp_path: Path, source: str,
         assert text.count("ADGEN_OMP(omp parallel for") == parallel[mode], text
     report = adgen.check(str(path), modes=("forward", "reverse"), openmp=True)
     assert report.ok, report.table()
+
+
+def test_a_call_in_a_prange_is_taped_within_the_iteration(tmp_path: Path) -> None:
+    # the adjoint loop calls act_fwd then act_bwd in each iteration (on the thread's tape);
+    # the forward sweep, which no longer feeds the reverse, calls the primal act
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent("""
+        import math
+        from adgen import Array, f64, prange
+
+        def act(z: float) -> float:
+            return math.tanh(z) if z > 0.0 else 0.1 * z
+
+        def energy(x: Array[f64], w: Array[f64], out: Array[f64], a: f64) -> f64:
+            s = 0.0
+            for i in prange(len(x) - 1):
+                out[i] = act(x[i + 1] - a * x[i]) * w[i]
+                s += out[i] * out[i]
+            return s
+        """))
+    adjoint = transpile(str(path), ["reverse"]).outputs["reverse"].source.text  # type: ignore[attr-defined]
+    body = adjoint[adjoint.index("double energy_b("):]
+    assert "act(x[i + 1] - a * x[i])" in body and "&tape" not in body
+    assert "act_fwd(&thread_tape, " in body and "act_bwd(&thread_tape, " in body
+    report = adgen.check(str(path), modes=("forward", "reverse", "hvp"), openmp=True)
+    assert report.ok, report.table()
+    m = adgen.load(str(path), modes=("reverse",))
+    m.energy.grad(np.linspace(-1.0, 1.0, 30), np.ones(30), np.zeros(30), 0.5)
+    assert m.tape_bytes() == 0

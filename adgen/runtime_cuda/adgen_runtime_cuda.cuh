@@ -8,6 +8,11 @@
  * the rest).  Every CUDA call is checked (ADGEN_CUDA_CHECK) and a failure names the line
  * of the generated file.
  *
+ * A kernel whose adjoint iteration saves values for itself (an inner loop, a call's split
+ * adjoint) has a tape per thread, adgen_dtape: ADGEN_DEVICE_TAPE_BYTES bytes of local memory
+ * (default 1024), pushed and popped within each iteration; a thread that would need more
+ * stops the kernel with a message naming the macro to raise.
+ *
  * Compiled with -DADGEN_CUDA_EMULATE, the same file runs on the CPU: a kernel is a plain
  * function that runs the whole range in one thread, "device" memory is host memory.  The
  * test suite checks the numerics of device code this way on machines without a GPU.
@@ -24,8 +29,9 @@
 #define ADGEN_MAX_BLOCKS 65535
 #endif
 
-#define ADGEN_STR2(x) #x
-#define ADGEN_STR(x) ADGEN_STR2(x)
+#ifndef ADGEN_DEVICE_TAPE_BYTES
+#define ADGEN_DEVICE_TAPE_BYTES 1024
+#endif
 
 /* The blocks that cover n iterations (at least one). */
 static inline int adgen_grid(int64_t n)
@@ -61,6 +67,14 @@ static inline float *adgen_cuda_zeros_f32(int64_t n)
     {                                                                          \
         *target += value;                                                      \
     }
+
+/* a thread's tape: the growable host tape */
+typedef adgen_tape adgen_dtape;
+#define ADGEN_DTAPE(name) adgen_dtape name = ADGEN_TAPE_INIT
+#define ADGEN_DTAPE_FREE(name) adgen_tape_free(&name)
+#define ADGEN_DTAPE_TYPE(T, S)                                                 \
+    static inline void adgen_dpush_##S(adgen_dtape *t, T v) { adgen_push_##S(t, v); } \
+    static inline T adgen_dpop_##S(adgen_dtape *t) { return adgen_pop_##S(t); }
 
 #else /* a GPU */
 
@@ -114,11 +128,49 @@ ADGEN_ZEROS(float, f32)
             atomicAdd(target, value);                                          \
     }
 
+/* a thread's tape: a fixed stack in local memory */
+typedef struct {
+    unsigned char data[ADGEN_DEVICE_TAPE_BYTES];
+    size_t top;
+} adgen_dtape;
+#define ADGEN_DTAPE(name) adgen_dtape name; name.top = 0
+#define ADGEN_DTAPE_FREE(name) ((void)name.top)
+ADGEN_HD static inline void adgen_dtape_full(void)
+{
+    printf("adgen: a thread's tape is full (%d bytes): compile with "
+           "-DADGEN_DEVICE_TAPE_BYTES=<more>\n", (int)ADGEN_DEVICE_TAPE_BYTES);
+#ifdef __CUDA_ARCH__
+    __trap();
+#else
+    abort();
+#endif
+}
+#define ADGEN_DTAPE_TYPE(T, S)                                                 \
+    ADGEN_HD static inline void adgen_dpush_##S(adgen_dtape *t, T v)           \
+    {                                                                          \
+        if (t->top + sizeof v > ADGEN_DEVICE_TAPE_BYTES)                       \
+            adgen_dtape_full();                                                \
+        memcpy(t->data + t->top, &v, sizeof v);                                \
+        t->top += sizeof v;                                                    \
+    }                                                                          \
+    ADGEN_HD static inline T adgen_dpop_##S(adgen_dtape *t)                    \
+    {                                                                          \
+        T v;                                                                   \
+        t->top -= sizeof v;                                                    \
+        memcpy(&v, t->data + t->top, sizeof v);                                \
+        return v;                                                              \
+    }
+
 #endif
 
 ADGEN_FETCH(double, f64)
 ADGEN_FETCH(float, f32)
 ADGEN_WARP_ADD(double, f64)
 ADGEN_WARP_ADD(float, f32)
+ADGEN_DTAPE_TYPE(double, f64)
+ADGEN_DTAPE_TYPE(float, f32)
+ADGEN_DTAPE_TYPE(int64_t, i64)
+ADGEN_DTAPE_TYPE(int32_t, i32)
+ADGEN_DTAPE_TYPE(bool, bool)
 
 #endif /* ADGEN_RUNTIME_CUDA_CUH */

@@ -32,6 +32,13 @@ void hm_lstm(const double *z, int64_t z_shape0, int64_t z_shape1, const double *
  */
 double xs_lookup(const double *energy, int64_t energy_shape0, const double *grid, int64_t grid_shape0, const double *xs, int64_t xs_shape0, int64_t xs_shape1, const double *weight, int64_t weight_shape0, double *sigma, int64_t sigma_shape0);
 
+/* kmeans_cost: compiled from kernels.py:53.
+ *   x: x_shape0 x x_shape1 array, read
+ *   centers: centers_shape0 x centers_shape1 array, read
+ *   returns the value of kmeans_cost
+ */
+double kmeans_cost(const double *x, int64_t x_shape0, int64_t x_shape1, const double *centers, int64_t centers_shape0, int64_t centers_shape1);
+
 #ifdef __cplusplus
 }
 #endif

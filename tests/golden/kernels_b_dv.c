@@ -41,6 +41,16 @@
  *   retb: in, adjoint of the return value
  *   returns the value of xs_lookup
  *   Input adjoints and their tangents are added to (zero them first; the tangents of in/out adjoints too).
+ * kmeans_cost_b_dv: Hessian-vector products (vector tangent of the adjoint) of kmeans_cost (kernels.py:53).
+ *   xd: in, the direction v for x
+ *   xb: incremented by the adjoint of x, as in kmeans_cost_b
+ *   xbd: incremented by the tangent of xb, the adjoint of x: (H v) weighted by the output adjoints
+ *   centersd: in, the direction v for centers
+ *   centersb: incremented by the adjoint of centers, as in kmeans_cost_b
+ *   centersbd: incremented by the tangent of centersb, the adjoint of centers: (H v) weighted by the output adjoints
+ *   retb: in, adjoint of the return value
+ *   returns the value of kmeans_cost
+ *   Input adjoints and their tangents are added to (zero them first; the tangents of in/out adjoints too).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -380,6 +390,78 @@ double xs_lookup_b_dv(const double *energy, const double *energyd, double *energ
         ADGEN_PRIVATE_ADD(f64, weightbd, weightbd_t, weight_shape0 * nbdirs);
     }
     /* kernels.py:50: return total */
+    adgen_tape_bytes_last = 0;
+    return total;
+}
+
+double kmeans_cost_b_dv(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, int64_t x_shape1, const double *centers, const double *centersd, double *centersb, double *centersbd, int64_t centers_shape0, int64_t centers_shape1, double retb, int64_t nbdirs)
+{
+    ADGEN_ASSUME(nbdirs > 0);
+    /* kernels.py:58: for i in prange(x.shape[0]): */
+    double total = 0.0;
+    ADGEN_OMP(omp parallel for reduction(+: total))
+    for (int64_t i = 0; i < x_shape0; ++i) {
+        /* kernels.py:60: for k in range(centers.shape[0]): */
+        double best = 1e+300;
+        for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
+            /* kernels.py:62: for j in range(x.shape[1]): */
+            double d2 = 0.0;
+            for (int64_t j = 0; j < x_shape1; ++j) {
+                /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                double t = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
+                d2 = d2 + t * t;
+            }
+            best = adgen_min_f64(best, d2);
+        }
+        total = total + best;
+    }
+    /* kernels.py:58: for i in prange(x.shape[0]): */
+    ADGEN_OMP(omp parallel)
+    {
+        adgen_tape thread_tape = ADGEN_TAPE_INIT;
+        double *centersb_t = ADGEN_PRIVATE(double, centersb, centers_shape0 * centers_shape1);
+        double *centersbd_t = ADGEN_PRIVATE(double, centersbd, centers_shape0 * centers_shape1 * nbdirs);
+        ADGEN_OMP(omp for)
+        for (int64_t i = 0; i < x_shape0; ++i) {
+            /* kernels.py:60: for k in range(centers.shape[0]): */
+            double best_1 = 1e+300;
+            for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
+                /* kernels.py:62: for j in range(x.shape[1]): */
+                double d2_1 = 0.0;
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                    double t_1 = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
+                    d2_1 = d2_1 + t_1 * t_1;
+                }
+                /* kernels.py:60: for k in range(centers.shape[0]): */
+                adgen_push_bool(&thread_tape, d2_1 < best_1);
+                best_1 = adgen_min_f64(best_1, d2_1);
+            }
+            double bestb = retb;
+            for (int64_t k_1 = centers_shape0 - 1; k_1 >= 0; --k_1) {
+                bool tmp = adgen_pop_bool(&thread_tape);
+                /* kernels.py:65: best = min(best, d2) */
+                double d2b = tmp ? bestb : 0.0;
+                /* kernels.py:62: for j in range(x.shape[1]): */
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* kernels.py:64: d2 += t * t */
+                    double tb = 2.0 * (x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j]) * d2b;
+                    double tbd[nbdirs];
+                    for (int64_t k = 0; k < nbdirs; ++k) tbd[k] = d2b * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + k] - centersd[(k_1 * centers_shape1 + j) * nbdirs + k]));
+                    /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                    centersb_t[k_1 * centers_shape1 + j] -= tb;
+                    for (int64_t k = 0; k < nbdirs; ++k) centersbd_t[(k_1 * centers_shape1 + j) * nbdirs + k] -= tbd[k];
+                    xb[i * x_shape1 + j] += tb;
+                    for (int64_t k = 0; k < nbdirs; ++k) xbd[(i * x_shape1 + j) * nbdirs + k] += tbd[k];
+                }
+                bestb = tmp ? 0.0 : bestb;
+            }
+        }
+        ADGEN_PRIVATE_ADD(f64, centersb, centersb_t, centers_shape0 * centers_shape1);
+        ADGEN_PRIVATE_ADD(f64, centersbd, centersbd_t, centers_shape0 * centers_shape1 * nbdirs);
+        adgen_tape_free(&thread_tape);
+    }
+    /* kernels.py:67: return total */
     adgen_tape_bytes_last = 0;
     return total;
 }

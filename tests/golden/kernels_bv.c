@@ -23,6 +23,14 @@
  *   retb [nbdirs]: in, adjoint of the return value (consumed)
  *   returns the value of xs_lookup
  *   Input adjoints are added to (zero them first); output adjoints are consumed.
+ * kmeans_cost_bv: vector adjoint of kmeans_cost (kernels.py:53).
+ *   independents: x, centers
+ *   dependents:   return
+ *   xb (x_shape0 x x_shape1 x nbdirs): incremented by the adjoint of x
+ *   centersb (centers_shape0 x centers_shape1 x nbdirs): incremented by the adjoint of centers
+ *   retb [nbdirs]: in, adjoint of the return value (consumed)
+ *   returns the value of kmeans_cost
+ *   Input adjoints are added to (zero them first); output adjoints are consumed.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -257,6 +265,76 @@ double xs_lookup_bv(const double *energy, double *energyb, int64_t energy_shape0
         ADGEN_PRIVATE_ADD(f64, weightb, weightb_t, weight_shape0 * nbdirs);
     }
     /* kernels.py:50: return total */
+    adgen_tape_bytes_last = 0;
+    return total;
+}
+
+double kmeans_cost_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1, const double *centers, double *centersb, int64_t centers_shape0, int64_t centers_shape1, const double *retb, int64_t nbdirs)
+{
+    ADGEN_ASSUME(nbdirs > 0);
+    /* kernels.py:58: for i in prange(x.shape[0]): */
+    double total = 0.0;
+    ADGEN_OMP(omp parallel for reduction(+: total))
+    for (int64_t i = 0; i < x_shape0; ++i) {
+        /* kernels.py:60: for k in range(centers.shape[0]): */
+        double best = 1e+300;
+        for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
+            /* kernels.py:62: for j in range(x.shape[1]): */
+            double d2 = 0.0;
+            for (int64_t j = 0; j < x_shape1; ++j) {
+                /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                double t = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
+                d2 = d2 + t * t;
+            }
+            best = adgen_min_f64(best, d2);
+        }
+        total = total + best;
+    }
+    /* kernels.py:58: for i in prange(x.shape[0]): */
+    ADGEN_OMP(omp parallel)
+    {
+        adgen_tape thread_tape = ADGEN_TAPE_INIT;
+        double *centersb_t = ADGEN_PRIVATE(double, centersb, centers_shape0 * centers_shape1 * nbdirs);
+        ADGEN_OMP(omp for)
+        for (int64_t i = 0; i < x_shape0; ++i) {
+            /* kernels.py:60: for k in range(centers.shape[0]): */
+            double best_1 = 1e+300;
+            for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
+                /* kernels.py:62: for j in range(x.shape[1]): */
+                double d2_1 = 0.0;
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                    double t_1 = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
+                    d2_1 = d2_1 + t_1 * t_1;
+                }
+                /* kernels.py:60: for k in range(centers.shape[0]): */
+                adgen_push_bool(&thread_tape, d2_1 < best_1);
+                best_1 = adgen_min_f64(best_1, d2_1);
+            }
+            double bestb[nbdirs];
+            for (int64_t k = 0; k < nbdirs; ++k) bestb[k] = retb[k];
+            for (int64_t k_1 = centers_shape0 - 1; k_1 >= 0; --k_1) {
+                bool tmp = adgen_pop_bool(&thread_tape);
+                /* kernels.py:65: best = min(best, d2) */
+                double d2b[nbdirs];
+                for (int64_t k = 0; k < nbdirs; ++k) d2b[k] = tmp ? bestb[k] : 0.0;
+                /* kernels.py:62: for j in range(x.shape[1]): */
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* kernels.py:64: d2 += t * t */
+                    double tmp_1 = 2.0 * (x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j]);
+                    double tb[nbdirs];
+                    for (int64_t k = 0; k < nbdirs; ++k) tb[k] = tmp_1 * d2b[k];
+                    /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                    for (int64_t k = 0; k < nbdirs; ++k) centersb_t[(k_1 * centers_shape1 + j) * nbdirs + k] -= tb[k];
+                    for (int64_t k = 0; k < nbdirs; ++k) xb[(i * x_shape1 + j) * nbdirs + k] += tb[k];
+                }
+                for (int64_t k = 0; k < nbdirs; ++k) bestb[k] = tmp ? 0.0 : bestb[k];
+            }
+        }
+        ADGEN_PRIVATE_ADD(f64, centersb, centersb_t, centers_shape0 * centers_shape1 * nbdirs);
+        adgen_tape_free(&thread_tape);
+    }
+    /* kernels.py:67: return total */
     adgen_tape_bytes_last = 0;
     return total;
 }

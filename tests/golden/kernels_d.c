@@ -32,6 +32,15 @@
  *   sigmad: sigma_shape0 array, read and written in place
  *   retd: out, tangent of return
  *   returns the value of xs_lookup
+ * kmeans_cost_d: tangent of kmeans_cost (kernels.py:53).
+ *   tangents in:  x (xd), centers (centersd)
+ *   tangents out: return (retd)
+ *   x: x_shape0 x x_shape1 array, read
+ *   xd: x_shape0 x x_shape1 array, read
+ *   centers: centers_shape0 x centers_shape1 array, read
+ *   centersd: centers_shape0 x centers_shape1 array, read
+ *   retd: out, tangent of return
+ *   returns the value of kmeans_cost
  */
 #include <math.h>
 #include <stdbool.h>
@@ -148,6 +157,37 @@ double xs_lookup_d(const double *energy, const double *energyd, int64_t energy_s
         totald = totald + accd;
     }
     /* kernels.py:50: return total */
+    *retd = totald;
+    return total;
+}
+
+double kmeans_cost_d(const double *x, const double *xd, int64_t x_shape0, int64_t x_shape1, const double *centers, const double *centersd, int64_t centers_shape0, int64_t centers_shape1, double *retd)
+{
+    /* kernels.py:58: for i in prange(x.shape[0]): */
+    double total = 0.0;
+    double totald = 0.0;
+    ADGEN_OMP(omp parallel for reduction(+: total, totald))
+    for (int64_t i = 0; i < x_shape0; ++i) {
+        /* kernels.py:60: for k in range(centers.shape[0]): */
+        double best = 1e+300;
+        double bestd = 0.0;
+        for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
+            /* kernels.py:62: for j in range(x.shape[1]): */
+            double d2 = 0.0;
+            double d2d = 0.0;
+            for (int64_t j = 0; j < x_shape1; ++j) {
+                /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                double t = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
+                d2 = d2 + t * t;
+                d2d = d2d + 2.0 * t * (xd[i * x_shape1 + j] - centersd[k_1 * centers_shape1 + j]);
+            }
+            bestd = d2 < best ? d2d : bestd;
+            best = adgen_min_f64(best, d2);
+        }
+        total = total + best;
+        totald = totald + bestd;
+    }
+    /* kernels.py:67: return total */
     *retd = totald;
     return total;
 }

@@ -32,6 +32,15 @@
  *   sigmad: sigma_shape0 x nbdirs array, read and written in place
  *   retd [nbdirs]: out, tangent of return
  *   returns the value of xs_lookup
+ * kmeans_cost_dv: vector tangent of kmeans_cost (kernels.py:53).
+ *   tangents in:  x (xd), centers (centersd)
+ *   tangents out: return (retd)
+ *   x: x_shape0 x x_shape1 array, read
+ *   xd: x_shape0 x x_shape1 x nbdirs array, read
+ *   centers: centers_shape0 x centers_shape1 array, read
+ *   centersd: centers_shape0 x centers_shape1 x nbdirs array, read
+ *   retd [nbdirs]: out, tangent of return
+ *   returns the value of kmeans_cost
  */
 #include <math.h>
 #include <stdbool.h>
@@ -164,6 +173,45 @@ double xs_lookup_dv(const double *energy, const double *energyd, int64_t energy_
         for (int64_t k = 0; k < nbdirs; ++k) totald[k] = totald[k] + accd[k];
     }
     /* kernels.py:50: return total */
+    for (int64_t k = 0; k < nbdirs; ++k) retd[k] = totald[k];
+    return total;
+}
+
+double kmeans_cost_dv(const double *x, const double *xd, int64_t x_shape0, int64_t x_shape1, const double *centers, const double *centersd, int64_t centers_shape0, int64_t centers_shape1, int64_t nbdirs, double *retd)
+{
+    ADGEN_ASSUME(nbdirs > 0);
+    /* kernels.py:58: for i in prange(x.shape[0]): */
+    double total = 0.0;
+    double totald[nbdirs];
+    for (int64_t k = 0; k < nbdirs; ++k) totald[k] = 0.0;
+    ADGEN_OMP(omp parallel for reduction(+: total, totald[:nbdirs]))
+    for (int64_t i = 0; i < x_shape0; ++i) {
+        /* kernels.py:60: for k in range(centers.shape[0]): */
+        double best = 1e+300;
+        double bestd[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) bestd[k] = 0.0;
+        for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
+            /* kernels.py:62: for j in range(x.shape[1]): */
+            double d2 = 0.0;
+            double d2d[nbdirs];
+            for (int64_t k = 0; k < nbdirs; ++k) d2d[k] = 0.0;
+            for (int64_t j = 0; j < x_shape1; ++j) {
+                /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                double t = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
+                /* kernels.py:64: d2 += t * t */
+                double tmp = 2.0 * t;
+                d2 = d2 + t * t;
+                for (int64_t k = 0; k < nbdirs; ++k) d2d[k] = d2d[k] + tmp * (xd[(i * x_shape1 + j) * nbdirs + k] - centersd[(k_1 * centers_shape1 + j) * nbdirs + k]);
+            }
+            /* kernels.py:65: best = min(best, d2) */
+            bool tmp_1 = d2 < best;
+            best = adgen_min_f64(best, d2);
+            for (int64_t k = 0; k < nbdirs; ++k) bestd[k] = tmp_1 ? d2d[k] : bestd[k];
+        }
+        total = total + best;
+        for (int64_t k = 0; k < nbdirs; ++k) totald[k] = totald[k] + bestd[k];
+    }
+    /* kernels.py:67: return total */
     for (int64_t k = 0; k < nbdirs; ++k) retd[k] = totald[k];
     return total;
 }

@@ -633,6 +633,10 @@ class AdjointFunction:
         region.ops.append(Yield(outs, [], op.loc))
         if recompute:  # what follows the loop refers to the forward sweep again
             self.map, self.fwd_region, self.choices, self.trips = saved
+            # the forward sweep's loop tapes nothing: its calls are primal calls
+            for o in (x for top in self.fwd_region[id(body)].ops for x in top.walk()):
+                if isinstance(o, Call) and o.callee.endswith(FWD):
+                    o.callee = o.callee[:-len(FWD)]
         new.results = [Value(a.type, a.name) for a in [*cb, *acc]]
         for r in new.results:
             r.owner = new

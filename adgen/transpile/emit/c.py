@@ -317,9 +317,16 @@ class FunctionEmitter(Variables):
         self.uses_tape = True
         return "tape" if self.fn.tape == "param" else "&tape"
 
+    @property
+    def on_device(self) -> bool:
+        """CUDA: whether the code being written runs on the device (a kernel's body, or a
+        function called in one), whose tape is a thread's ``adgen_dtape``."""
+        return self.options.target == "cuda" and (
+            self.thread_tape is not None or (self.fn.primal or self.fn.name) in self.options.device)
+
     def op_Push(self, op: Push, depth: int) -> None:
         v = op.operands[0]
-        push = f"adgen_push_{elem_of(v.type).name}({self.tape}, "
+        push = f"adgen_{'d' if self.on_device else ''}push_{elem_of(v.type).name}({self.tape}, "
         if isinstance(v.type, VecType):  # one value per direction (vector-hvp)
             self.emit(self.dir_loop(push + f"{self.expr(v, vec=True).text});"), depth)
         else:
@@ -327,7 +334,7 @@ class FunctionEmitter(Variables):
 
     def op_Pop(self, op: Pop, depth: int) -> None:
         v = op.results[0]
-        pop = f"adgen_pop_{elem_of(v.type).name}({self.tape})"
+        pop = f"adgen_{'d' if self.on_device else ''}pop_{elem_of(v.type).name}({self.tape})"
         if isinstance(v.type, VecType):  # the directions back in the reverse order
             self.declare_or_assign(v, None, depth)
             var = self.var_of[id(v)]
@@ -548,7 +555,10 @@ class FunctionEmitter(Variables):
         self.lines = []
         atomic, privatized = self.share(op)
         self.atomic_arrays = atomic | {id(a) for a in privatized}
+        tape = "thread_tape" if self.uses_tape_in(op) else None
+        self.thread_tape = tape  # each iteration pops what it pushes: a tape per thread
         self.region(op.body, 2)
+        self.thread_tape = None
         body, (self.lines, self.atomic_arrays) = self.lines, outer
         loop = f"ADGEN_GRID_LOOP({iv}, {lo}, {cond}, {s}) {{"
         code = re.sub(r"/\*.*?\*/", "", "\n".join(body + [loop]), flags=re.S)
@@ -572,7 +582,11 @@ class FunctionEmitter(Variables):
         text = [f"/* {where}: {src} one thread per iteration */",
                 f"ADGEN_KERNEL {name}({', '.join(params)})", "{"]
         text += [f"    {var.ctype} {var.name} = 0;" for var in sums]
+        if tape:
+            text.append(f"    ADGEN_DTAPE({tape});")
         text += ["    " + loop, *body, "    }"]
+        if tape:
+            text.append(f"    ADGEN_DTAPE_FREE({tape});")
         for ctype, members in groups.items():
             text += [f"    adgen_warp_add_{SUFFIX[ctype]}(&{buffers[ctype]}[{k}], {var.name});"
                      for k, var in enumerate(members)]

@@ -12,7 +12,7 @@ from importlib import resources
 import jinja2
 
 from ... import __version__
-from ..ir.core import Function, Module
+from ..ir.core import Call, Function, Module
 from ..ir.types import ArrayType, VecType
 from .c import EmitOptions, emit_function
 from .signature import CSignature, signatures
@@ -223,6 +223,19 @@ def describe(fn: Function, sig: CSignature, module: Module) -> list[str]:
     return lines
 
 
+def _called(module: Module, roots: list[Function]) -> list[Function]:
+    """``roots`` and the functions they call, directly or not, in module order (on CUDA a
+    device function's own adjoint, say, is called by nobody and not written)."""
+    keep = {fn.name for fn in roots}
+    work = list(roots)
+    while work:
+        for op in work.pop().walk():
+            if isinstance(op, Call) and op.callee not in keep:
+                keep.add(op.callee)
+                work.append(module.function(op.callee))
+    return [fn for fn in module.functions if fn.name in keep]
+
+
 def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -> EmittedModule:
     suffix, what, _ = MODES[mode]
     base = module.name + suffix
@@ -231,15 +244,20 @@ def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -
     if cuda:  # functions that run on the device too: static, ADGEN_HD (not in the header)
         for fn in module.functions:
             if (fn.primal or fn.name) in options.device:
-                sigs[fn.name] = replace(sigs[fn.name], is_static=True, qualifier="ADGEN_HD inline")
+                params = [replace(p, ctype="adgen_dtape *") if p.source == ("tape",) else p
+                          for p in sigs[fn.name].params]
+                sigs[fn.name] = replace(sigs[fn.name], is_static=True, qualifier="ADGEN_HD inline",
+                                        params=params)
+    functions = _called(module, [fn for fn in module.functions if not sigs[fn.name].is_static]) \
+        if cuda else module.functions
     env = _env()
     tape_counter = f"size_t {base}_tape_bytes(void)" if mode in TAPE_MODES else None
-    public = [fn for fn in module.functions if not sigs[fn.name].is_static]
-    bodies = [emit_function(fn, sigs, module, options) for fn in module.functions]
+    public = [fn for fn in functions if not sigs[fn.name].is_static]
+    bodies = [emit_function(fn, sigs, module, options) for fn in functions]
     summary: list[str] = []
     for fn in public:
         summary.extend(describe(fn, sigs[fn.name], module))
-    statics = [sigs[fn.name].prototype() for fn in module.functions if sigs[fn.name].is_static]
+    statics = [sigs[fn.name].prototype() for fn in functions if sigs[fn.name].is_static]
     ext = ".cu" if cuda else ".c"
     source = env.get_template("source.c.j2").render(
         filename=base + ext, what=what, source=module.name + ".py", version=__version__,

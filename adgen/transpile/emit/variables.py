@@ -128,7 +128,8 @@ class Variables:
         def region(r: Region) -> None:
             for op in r.ops:
                 if isinstance(op, For) and op.parallel and cuda:
-                    why = "its adjoint needs a tape" if self.uses_tape_in(op) else \
+                    why = "its adjoint needs a tape across iterations" if \
+                        self.uses_tape_in(op) and not op.iteration_tape else \
                         self.parallel_reason(op)
                     if why is not None:
                         from ..frontend.diagnostics import AdgenError

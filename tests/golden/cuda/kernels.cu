@@ -16,6 +16,10 @@
  *   weight: weight_shape0 array, read
  *   sigma: sigma_shape0 array, read and written in place
  *   returns the value of xs_lookup
+ * kmeans_cost: compiled from kernels.py:53.
+ *   x: x_shape0 x x_shape1 array, read
+ *   centers: centers_shape0 x centers_shape1 array, read
+ *   returns the value of kmeans_cost
  */
 #include <math.h>
 #include <stdbool.h>
@@ -117,6 +121,43 @@ double xs_lookup(const double *energy, int64_t energy_shape0, const double *grid
         total = total + sums_host[0];
     }
     /* kernels.py:50: return total */
+    return total;
+}
+
+/* kernels.py:58: for i in prange(x.shape[0]): one thread per iteration */
+ADGEN_KERNEL kmeans_cost_kernel0(const double *x, int64_t x_shape0, int64_t x_shape1, const double *centers, int64_t centers_shape0, int64_t centers_shape1, double *sums)
+{
+    double total = 0;
+    ADGEN_GRID_LOOP(i, 0, i < x_shape0, 1) {
+        /* kernels.py:60: for k in range(centers.shape[0]): */
+        double best = 1e+300;
+        for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
+            /* kernels.py:62: for j in range(x.shape[1]): */
+            double d2 = 0.0;
+            for (int64_t j = 0; j < x_shape1; ++j) {
+                /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                double t = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
+                d2 = d2 + t * t;
+            }
+            best = adgen_min_f64(best, d2);
+        }
+        total = total + best;
+    }
+    adgen_warp_add_f64(&sums[0], total);
+}
+
+double kmeans_cost(const double *x, int64_t x_shape0, int64_t x_shape1, const double *centers, int64_t centers_shape0, int64_t centers_shape1)
+{
+    /* kernels.py:58: for i in prange(x.shape[0]): */
+    double total = 0.0;
+    {
+        double *sums = adgen_cuda_zeros_f64(1);
+        ADGEN_LAUNCH(kmeans_cost_kernel0, x_shape0, (x, x_shape0, x_shape1, centers, centers_shape0, centers_shape1, sums));
+        double sums_host[1];
+        adgen_cuda_fetch_f64(sums_host, sums, 1);
+        total = total + sums_host[0];
+    }
+    /* kernels.py:67: return total */
     return total;
 }
 

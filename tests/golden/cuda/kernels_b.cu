@@ -23,6 +23,14 @@
  *   retb: in, adjoint of the return value (consumed)
  *   returns the value of xs_lookup
  *   Input adjoints are added to (zero them first); output adjoints are consumed.
+ * kmeans_cost_b: adjoint of kmeans_cost (kernels.py:53).
+ *   independents: x, centers
+ *   dependents:   return
+ *   xb (x_shape0 x x_shape1): incremented by the adjoint of x
+ *   centersb (centers_shape0 x centers_shape1): incremented by the adjoint of centers
+ *   retb: in, adjoint of the return value (consumed)
+ *   returns the value of kmeans_cost
+ *   Input adjoints are added to (zero them first); output adjoints are consumed.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -245,6 +253,84 @@ double xs_lookup_b(const double *energy, double *energyb, int64_t energy_shape0,
         total = total + sums_host[0];
     }
     /* kernels.py:50: return total */
+    adgen_tape_bytes_last = 0;
+    return total;
+}
+
+/* kernels.py:58: for i in prange(x.shape[0]): one thread per iteration */
+ADGEN_KERNEL kmeans_cost_b_kernel0(const double *x, int64_t x_shape0, int64_t x_shape1, const double *centers, int64_t centers_shape0, int64_t centers_shape1, double *sums)
+{
+    double total = 0;
+    ADGEN_GRID_LOOP(i, 0, i < x_shape0, 1) {
+        /* kernels.py:60: for k in range(centers.shape[0]): */
+        double best = 1e+300;
+        for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
+            /* kernels.py:62: for j in range(x.shape[1]): */
+            double d2 = 0.0;
+            for (int64_t j = 0; j < x_shape1; ++j) {
+                /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                double t = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
+                d2 = d2 + t * t;
+            }
+            best = adgen_min_f64(best, d2);
+        }
+        total = total + best;
+    }
+    adgen_warp_add_f64(&sums[0], total);
+}
+
+/* kernels.py:58: for i in prange(x.shape[0]): one thread per iteration */
+ADGEN_KERNEL kmeans_cost_b_kernel1(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1, const double *centers, double *centersb, int64_t centers_shape0, int64_t centers_shape1, double retb)
+{
+    ADGEN_DTAPE(thread_tape);
+    ADGEN_GRID_LOOP(i, 0, i < x_shape0, 1) {
+        /* kernels.py:60: for k in range(centers.shape[0]): */
+        double best_1 = 1e+300;
+        for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
+            /* kernels.py:62: for j in range(x.shape[1]): */
+            double d2_1 = 0.0;
+            for (int64_t j = 0; j < x_shape1; ++j) {
+                /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                double t_1 = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
+                d2_1 = d2_1 + t_1 * t_1;
+            }
+            /* kernels.py:60: for k in range(centers.shape[0]): */
+            adgen_dpush_bool(&thread_tape, d2_1 < best_1);
+            best_1 = adgen_min_f64(best_1, d2_1);
+        }
+        double bestb = retb;
+        for (int64_t k_1 = centers_shape0 - 1; k_1 >= 0; --k_1) {
+            bool tmp = adgen_dpop_bool(&thread_tape);
+            /* kernels.py:65: best = min(best, d2) */
+            double d2b = tmp ? bestb : 0.0;
+            /* kernels.py:62: for j in range(x.shape[1]): */
+            for (int64_t j = 0; j < x_shape1; ++j) {
+                /* kernels.py:64: d2 += t * t */
+                double tb = 2.0 * (x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j]) * d2b;
+                /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                ADGEN_ATOMIC_ADD(centersb[k_1 * centers_shape1 + j], -(tb));
+                xb[i * x_shape1 + j] += tb;
+            }
+            bestb = tmp ? 0.0 : bestb;
+        }
+    }
+    ADGEN_DTAPE_FREE(thread_tape);
+}
+
+double kmeans_cost_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1, const double *centers, double *centersb, int64_t centers_shape0, int64_t centers_shape1, double retb)
+{
+    /* kernels.py:58: for i in prange(x.shape[0]): */
+    double total = 0.0;
+    {
+        double *sums = adgen_cuda_zeros_f64(1);
+        ADGEN_LAUNCH(kmeans_cost_b_kernel0, x_shape0, (x, x_shape0, x_shape1, centers, centers_shape0, centers_shape1, sums));
+        double sums_host[1];
+        adgen_cuda_fetch_f64(sums_host, sums, 1);
+        total = total + sums_host[0];
+    }
+    /* kernels.py:58: for i in prange(x.shape[0]): */
+    ADGEN_LAUNCH(kmeans_cost_b_kernel1, x_shape0, (x, xb, x_shape0, x_shape1, centers, centersb, centers_shape0, centers_shape1, retb));
+    /* kernels.py:67: return total */
     adgen_tape_bytes_last = 0;
     return total;
 }

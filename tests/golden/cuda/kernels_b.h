@@ -39,6 +39,17 @@ void hm_lstm_b(const double *z, double *zb, int64_t z_shape0, int64_t z_shape1, 
  */
 double xs_lookup_b(const double *energy, double *energyb, int64_t energy_shape0, const double *grid, double *gridb, int64_t grid_shape0, const double *xs, double *xsb, int64_t xs_shape0, int64_t xs_shape1, const double *weight, double *weightb, int64_t weight_shape0, double *sigma, double *sigmab, int64_t sigma_shape0, double retb);
 
+/* kmeans_cost_b: adjoint of kmeans_cost (kernels.py:53).
+ *   independents: x, centers
+ *   dependents:   return
+ *   xb (x_shape0 x x_shape1): incremented by the adjoint of x
+ *   centersb (centers_shape0 x centers_shape1): incremented by the adjoint of centers
+ *   retb: in, adjoint of the return value (consumed)
+ *   returns the value of kmeans_cost
+ *   Input adjoints are added to (zero them first); output adjoints are consumed.
+ */
+double kmeans_cost_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1, const double *centers, double *centersb, int64_t centers_shape0, int64_t centers_shape1, double retb);
+
 /* The bytes the tape of the last adjoint call on this thread held (0: none). */
 size_t kernels_b_tape_bytes(void);
 

@@ -57,6 +57,19 @@ void hm_lstm_b_d(const double *z, const double *zd, double *zb, double *zbd, int
  */
 double xs_lookup_b_d(const double *energy, const double *energyd, double *energyb, double *energybd, int64_t energy_shape0, const double *grid, const double *gridd, double *gridb, double *gridbd, int64_t grid_shape0, const double *xs, const double *xsd, double *xsb, double *xsbd, int64_t xs_shape0, int64_t xs_shape1, const double *weight, const double *weightd, double *weightb, double *weightbd, int64_t weight_shape0, double *sigma, double *sigmad, double *sigmab, double *sigmabd, int64_t sigma_shape0, double retb);
 
+/* kmeans_cost_b_d: Hessian-vector product (tangent of the adjoint) of kmeans_cost (kernels.py:53).
+ *   xd: in, the direction v for x
+ *   xb: incremented by the adjoint of x, as in kmeans_cost_b
+ *   xbd: incremented by the tangent of xb, the adjoint of x: (H v) weighted by the output adjoints
+ *   centersd: in, the direction v for centers
+ *   centersb: incremented by the adjoint of centers, as in kmeans_cost_b
+ *   centersbd: incremented by the tangent of centersb, the adjoint of centers: (H v) weighted by the output adjoints
+ *   retb: in, adjoint of the return value
+ *   returns the value of kmeans_cost
+ *   Input adjoints and their tangents are added to (zero them first; the tangents of in/out adjoints too).
+ */
+double kmeans_cost_b_d(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, int64_t x_shape1, const double *centers, const double *centersd, double *centersb, double *centersbd, int64_t centers_shape0, int64_t centers_shape1, double retb);
+
 /* The bytes the tape of the last adjoint call on this thread held (0: none). */
 size_t kernels_b_d_tape_bytes(void);
 

@@ -32,6 +32,15 @@
  *   sigmad: sigma_shape0 array, read and written in place
  *   retd: out, tangent of return
  *   returns the value of xs_lookup
+ * kmeans_cost_d: tangent of kmeans_cost (kernels.py:53).
+ *   tangents in:  x (xd), centers (centersd)
+ *   tangents out: return (retd)
+ *   x: x_shape0 x x_shape1 array, read
+ *   xd: x_shape0 x x_shape1 array, read
+ *   centers: centers_shape0 x centers_shape1 array, read
+ *   centersd: centers_shape0 x centers_shape1 array, read
+ *   retd: out, tangent of return
+ *   returns the value of kmeans_cost
  */
 #include <math.h>
 #include <stdbool.h>
@@ -169,6 +178,53 @@ double xs_lookup_d(const double *energy, const double *energyd, int64_t energy_s
         totald = totald + sums_host[1];
     }
     /* kernels.py:50: return total */
+    *retd = totald;
+    return total;
+}
+
+/* kernels.py:58: for i in prange(x.shape[0]): one thread per iteration */
+ADGEN_KERNEL kmeans_cost_d_kernel0(const double *x, const double *xd, int64_t x_shape0, int64_t x_shape1, const double *centers, const double *centersd, int64_t centers_shape0, int64_t centers_shape1, double *sums)
+{
+    double total = 0;
+    double totald = 0;
+    ADGEN_GRID_LOOP(i, 0, i < x_shape0, 1) {
+        /* kernels.py:60: for k in range(centers.shape[0]): */
+        double best = 1e+300;
+        double bestd = 0.0;
+        for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
+            /* kernels.py:62: for j in range(x.shape[1]): */
+            double d2 = 0.0;
+            double d2d = 0.0;
+            for (int64_t j = 0; j < x_shape1; ++j) {
+                /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                double t = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
+                d2 = d2 + t * t;
+                d2d = d2d + 2.0 * t * (xd[i * x_shape1 + j] - centersd[k_1 * centers_shape1 + j]);
+            }
+            bestd = d2 < best ? d2d : bestd;
+            best = adgen_min_f64(best, d2);
+        }
+        total = total + best;
+        totald = totald + bestd;
+    }
+    adgen_warp_add_f64(&sums[0], total);
+    adgen_warp_add_f64(&sums[1], totald);
+}
+
+double kmeans_cost_d(const double *x, const double *xd, int64_t x_shape0, int64_t x_shape1, const double *centers, const double *centersd, int64_t centers_shape0, int64_t centers_shape1, double *retd)
+{
+    /* kernels.py:58: for i in prange(x.shape[0]): */
+    double total = 0.0;
+    double totald = 0.0;
+    {
+        double *sums = adgen_cuda_zeros_f64(2);
+        ADGEN_LAUNCH(kmeans_cost_d_kernel0, x_shape0, (x, xd, x_shape0, x_shape1, centers, centersd, centers_shape0, centers_shape1, sums));
+        double sums_host[2];
+        adgen_cuda_fetch_f64(sums_host, sums, 2);
+        total = total + sums_host[0];
+        totald = totald + sums_host[1];
+    }
+    /* kernels.py:67: return total */
     *retd = totald;
     return total;
 }

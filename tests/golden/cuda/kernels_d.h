@@ -48,6 +48,18 @@ void hm_lstm_d(const double *z, const double *zd, int64_t z_shape0, int64_t z_sh
  */
 double xs_lookup_d(const double *energy, const double *energyd, int64_t energy_shape0, const double *grid, const double *gridd, int64_t grid_shape0, const double *xs, const double *xsd, int64_t xs_shape0, int64_t xs_shape1, const double *weight, const double *weightd, int64_t weight_shape0, double *sigma, double *sigmad, int64_t sigma_shape0, double *retd);
 
+/* kmeans_cost_d: tangent of kmeans_cost (kernels.py:53).
+ *   tangents in:  x (xd), centers (centersd)
+ *   tangents out: return (retd)
+ *   x: x_shape0 x x_shape1 array, read
+ *   xd: x_shape0 x x_shape1 array, read
+ *   centers: centers_shape0 x centers_shape1 array, read
+ *   centersd: centers_shape0 x centers_shape1 array, read
+ *   retd: out, tangent of return
+ *   returns the value of kmeans_cost
+ */
+double kmeans_cost_d(const double *x, const double *xd, int64_t x_shape0, int64_t x_shape1, const double *centers, const double *centersd, int64_t centers_shape0, int64_t centers_shape1, double *retd);
+
 #ifdef __cplusplus
 }
 #endif
