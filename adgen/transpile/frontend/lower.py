@@ -498,6 +498,10 @@ class FunctionLowering(ExpressionLowering):
                 if isinstance(n.target, cst.Name) and n.target.value == name:
                     self.flag(n, f"'{name}' is defined before this prange loop and assigned in it")
 
+            def visit_Attribute(self, n: cst.Attribute) -> bool:
+                n.value.visit(self)  # math.exp names no variable exp
+                return False
+
             def visit_Name(self, n: cst.Name) -> None:
                 if n.value == name and id(n) not in sums:
                     self.flag(n, f"'{name}' is read in the prange loop that sums it")
