@@ -582,20 +582,28 @@ CASES = [
                 for j in range(len(b)):
                     b[j] = a[i]
         """), 5, 13, "every iteration of this prange writes the same element of 'b'", None),
-    ("checkpoint directive on a loop is not yet supported", module("""
+    ("checkpoint directive on a while loop", module("""
         def f(x: float, n: int) -> float:
             # adgen: checkpoint
-            for i in range(n):
+            while x < 10.0:
                 x = x * 2.0
             return x
-        """), 2, 5, "'# adgen: checkpoint' on a loop is not supported yet", None),
+        """), 2, 5, "'# adgen: checkpoint' on a while loop is not supported yet", None),
+    ("checkpointed loop whose body reads an array written later", HEADER + module("""
+        def f(a: Array[f64], n: int) -> float:
+            s = 1.0
+            for i in range(n):  # adgen: checkpoint
+                s = s * a[i % len(a)]
+            a[0] = 0.0
+            return s
+        """), 4, 5, "this loop cannot be checkpointed: 'a' is written after it is read", None),
     ("unknown directive", module("""
         def f(x: float, n: int) -> float:
             for i in range(n):  # adgen: binomial(4)
                 x = x * 2.0
             return x
         """), 2, 25, "the directive '# adgen: binomial(4)' is not supported yet (supported: "
-                     "store, recompute on a loop, checkpoint on a call)", None),
+                     "store, recompute, checkpoint on a loop; checkpoint on a call)", None),
     ("checkpoint directive on a statement without a module call", module("""
         def f(x: float, n: int) -> float:
             y = x * 2.0  # adgen: checkpoint
@@ -607,8 +615,8 @@ CASES = [
             if x > 0.0:  # adgen: checkpoint
                 x = x * 2.0
             return x
-        """), 2, 18, "'# adgen: checkpoint' applies to a statement that calls a module function",
-     None),
+        """), 2, 18, "'# adgen: checkpoint' applies to a for loop or to a statement that calls a "
+        "module function", None),
     ("checkpointed call whose array is written after it", HEADER + module("""
         def g(a: Array[f64]) -> float:
             return a[0] * a[0]

@@ -612,8 +612,9 @@ class AdjointFunction:
         cb = [Value(self.atype(carried[j].type), adjoint_name(carried[j].name)) for j in slots]
         acc = [Value(self.atype(v.type), adjoint_name(v.name)) for v in free]
         region = Region([riv, *cb, *acc])
-        new = For([start, stop, step, *inits], [], op.loc, regions=[region],
-                  parallel=isinstance(op, For) and op.parallel, iteration_tape=recompute)
+        parallel = isinstance(op, For) and op.parallel
+        new = For([start, stop, step, *inits], [], op.loc, regions=[region], parallel=parallel,
+                  iteration_tape=recompute and parallel)
         saved = (dict(self.map), dict(self.fwd_region), dict(self.choices), dict(self.trips))
         if recompute:
             assert isinstance(op, For)
@@ -650,13 +651,16 @@ class AdjointFunction:
     def recompute_iteration(self, op: For, region: Region) -> None:
         """Put at the start of ``region`` (the adjoint loop's body) a copy of ``op``'s body
         without its stores (the arrays already hold what they wrote), reading the adjoint
-        loop's index; the sums it carries are not needed (their adjoint is the same in every
-        iteration).  The reverse of the body is then built on this copy."""
+        loop's index.  The reverse of the body is then built on this copy.  A prange's sums
+        are not needed (their adjoint is the same in every iteration); the values a
+        checkpointed loop carries are those of the forward sweep, which the tape brings back
+        (``record.py``: block arguments of a loop body, saved like its other values)."""
         body = op.body
         self.map[id(body.args[0])] = region.args[0]
         b = Builder(region, op.loc)
-        for a in body.args[1:]:
-            self.map[id(a)] = b.const(0, a.type)
+        if op.parallel:
+            for a in body.args[1:]:
+                self.map[id(a)] = b.const(0, a.type)
         start = len(region.ops)
         self.clone_ops(body.ops[:-1], region)
         _drop_stores(region)
@@ -665,14 +669,15 @@ class AdjointFunction:
                                    for o in top.walk() if isinstance(o, Load)}
         self.recomputed.update(id(o) for o in region.ops[start:] if o.regions)
         self.recomputing.add(id(region))
-        self.fwd_region[id(body)] = region
 
     def can_recompute(self, op: For) -> bool:
-        """Whether the adjoint of the prange ``op`` may compute each iteration again: every
-        array the body reads still holds the same elements in the reverse sweep (see
-        ``reloadable``), and no call in it writes an array."""
-        if not op.parallel:
-            return False
+        """Whether the adjoint of ``op`` (a prange, or a loop marked ``# adgen: checkpoint``)
+        may compute each iteration again; see ``why_not_recompute``."""
+        return (op.parallel or op.directive == "checkpoint") and self.why_not_recompute(op) is None
+
+    def why_not_recompute(self, op: For) -> str | None:
+        """None when every array the body of ``op`` reads still holds the same elements in
+        the reverse sweep (see ``reloadable``) and no call in it writes an array; else why."""
         stable = {id(o) for o in _stable_loads(self.fn, self.module)}
         params = {id(p) for i, p in enumerate(self.fn.params)
                   if not self.split or i in self.kept_params}
@@ -680,11 +685,13 @@ class AdjointFunction:
             for inner in o.walk():
                 if isinstance(inner, Load) and (id(inner) not in stable or
                                                 id(inner.operands[0]) not in params):
-                    return False
+                    array = inner.operands[0].name
+                    return (f"'{array}' is a local array" if id(inner.operands[0]) not in params
+                            else f"'{array}' is written after it is read")
                 if isinstance(inner, Call) and written_params(
                         self.module.function(inner.callee), self.module):
-                    return False
-        return True
+                    return f"'{inner.callee}' writes an array"
+        return None
 
     def rev_For(self, op: For, b: Builder, adj: dict[int, Value]) -> None:
         if not self.has_work(op):
@@ -707,13 +714,24 @@ class AdjointFunction:
                 adj.update(trial_adj)
                 return
             self.discarded.append(trial.region)  # keeps the ids in self.mirror unique
-        if self.can_recompute(op):
+        if op.parallel and self.can_recompute(op):
             # a prange whose adjoint needs values of its body: each adjoint iteration
             # computes its own again (seed 004), in any order, with no tape across iterations
             self.reverse_loop(op, b, adj, start, stop, step, op.body.args[1:],
                               (op.body.args[0], fwd_iv), recompute=True)
             return
         rstart, rstop, rstep = _reversed_range(b, start, stop, step)
+        if op.directive == "checkpoint":
+            # the carried values are taped; each iteration is computed again from them
+            why = self.why_not_recompute(op)
+            if why is not None:
+                from ..frontend.diagnostics import AdgenError
+                raise AdgenError(op.loc, f"this loop cannot be checkpointed: {why}, so its "
+                                         "iterations cannot be computed again in the reverse "
+                                         "sweep (remove '# adgen: checkpoint')")
+            self.reverse_loop(op, b, adj, rstart, rstop, rstep, op.body.args[1:],
+                              (op.body.args[0], fwd_iv), recompute=True)
+            return
         self.reverse_loop(op, b, adj, rstart, rstop, rstep, op.body.args[1:],
                           (op.body.args[0], fwd_iv))
 

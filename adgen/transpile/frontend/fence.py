@@ -50,9 +50,12 @@ UNSUPPORTED: dict[type, str] = {
 
 DIRECTIVE = re.compile(r"#\s*adgen\s*:")
 #: directives on a loop (its header line or the comment line right above it): how the adjoint
-#: gets the loop body's values back, by saving them on the tape or by recomputing them
-LOOP_DIRECTIVES = ("store", "recompute")
-#: directives on a statement that calls a module function (end of its line or the line above)
+#: gets the loop body's values back, by saving them on the tape or by recomputing them, or
+#: (checkpoint, on a for loop) by saving the carried values only and computing each iteration
+#: again just before reversing it
+LOOP_DIRECTIVES = ("store", "recompute", "checkpoint")
+#: directives on a statement that calls a module function (end of its line or the line above);
+#: each is a loop directive too
 CALL_DIRECTIVES = ("checkpoint",)
 
 
@@ -172,13 +175,12 @@ class Fence(cst.CSTVisitor):
     def loop_comments(self, node: cst.For | cst.While) -> None:
         for c in loop_directive_comments(node):
             d = directive_of(c)
+            if d == "checkpoint" and isinstance(node, cst.While):
+                raise AdgenError(self.loc(c), "'# adgen: checkpoint' on a while loop is not "
+                                              "supported yet (it applies to a for loop, or to a "
+                                              "statement that calls a module function)")
             if d in LOOP_DIRECTIVES:
                 self.loop_comment_ids.add(id(c))
-            elif d in CALL_DIRECTIVES:
-                raise AdgenError(self.loc(c), f"'# adgen: {d}' on a loop is not supported yet (it "
-                                              "applies to a statement that calls a module "
-                                              "function; on a loop, '# adgen: recompute' saves "
-                                              "less)")
 
     def visit_For(self, node: cst.For) -> None:
         self.loop_comments(node)
@@ -202,15 +204,15 @@ class Fence(cst.CSTVisitor):
         d = directive_of(node)
         if d is None or id(node) in self.loop_comment_ids:
             return
+        if d in LOOP_DIRECTIVES and d in CALL_DIRECTIVES:
+            raise AdgenError(self.loc(node), f"'# adgen: {d}' applies to a for loop or to a "
+                                             "statement that calls a module function (write it "
+                                             "at the end of that line or on the line above it)")
         if d in LOOP_DIRECTIVES:
             raise AdgenError(self.loc(node), f"'# adgen: {d}' applies to a loop (write it at the "
                                              "end of the for/while line or on the line above it)")
-        if d in CALL_DIRECTIVES:
-            raise AdgenError(self.loc(node), f"'# adgen: {d}' applies to a statement that calls "
-                                             "a module function (write it at the end of that "
-                                             "line or on the line above it)")
         raise AdgenError(self.loc(node), f"the directive '# adgen: {d}' is not supported yet "
-                                         f"(supported: {', '.join(LOOP_DIRECTIVES)} on a loop, "
+                                         f"(supported: {', '.join(LOOP_DIRECTIVES)} on a loop; "
                                          f"{', '.join(CALL_DIRECTIVES)} on a call)")
 
     def visit_Param(self, node: cst.Param) -> None:

@@ -211,7 +211,8 @@ class If(Op):
 class For(Op):
     """operands: start, stop, step, *inits; region body(iv, *carried)."""
 
-    #: "store" / "recompute": how the adjoint gets the body's values back (``# adgen: ...``)
+    #: "store" / "recompute" / "checkpoint": how the adjoint gets the body's values back
+    #: (``# adgen: ...``)
     directive: str = ""
     #: a ``prange``: iterations are independent, each carried value is a sum (``s = s + e``
     #: with ``s`` used only there), so they may run in any order or at once
