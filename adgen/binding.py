@@ -57,6 +57,10 @@ class _Call:
                 if isinstance(t, ArrayType):
                     arr = values[name]
                     arrays[name] = arr
+                    if transfers is None and not isinstance(arr, np.ndarray):
+                        raise TypeError(f"argument '{name}' is a device array "
+                                        "(__cuda_array_interface__): this build runs on the host "
+                                        "(the C target, or the CUDA emulation); pass a NumPy array")
                     ptr = transfers.pointer(arr, name in self.written) if transfers else \
                         arr.ctypes.data
                     args.append(ffi.cast(p.ctype.replace("const ", ""), ptr))
@@ -263,8 +267,8 @@ class AdgenFunction:
                 shape = values[name].shape + ((nbdirs,) if nbdirs is not None else ())
                 if tan is None:
                     tan = np.zeros(shape, dtype=NP_DTYPES[t.elem.name])
-                elif name in call.written:
-                    tan = check_array(tname, tan, tt, True, "tangent", shape)
+                elif name in call.written or hasattr(tan, "__cuda_array_interface__"):
+                    tan = check_array(tname, tan, tt, name in call.written, "tangent", shape)
                 else:
                     tan = np.ascontiguousarray(tan, dtype=NP_DTYPES[t.elem.name])
                     if tan.shape != shape:

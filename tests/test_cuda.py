@@ -203,3 +203,81 @@ def test_golden(example: Path, update_goldens: bool) -> None:
             assert f.text == golden.read_text(), (
                 f"{f.name} differs from tests/golden/cuda/{f.name}; if the change is intended, "
                 "run pytest --update-goldens and review the diff")
+
+
+class FakeRuntime:
+    """The CUDA runtime calls adgen/cuda.py makes, on host memory: lets the device path of
+    the binding (transfers, device arrays) run where there is no GPU."""
+
+    def __init__(self) -> None:
+        import ctypes
+        self.ctypes = ctypes
+        self.buffers: dict[int, object] = {}
+        self.mallocs = 0
+
+    def cudaMalloc(self, out, size) -> int:  # noqa: N802 (the runtime's names)
+        buf = self.ctypes.create_string_buffer(size.value)
+        self.buffers[self.ctypes.addressof(buf)] = buf
+        out._obj.value = self.ctypes.addressof(buf)
+        self.mallocs += 1
+        return 0
+
+    def cudaMemcpy(self, dst, src, size, kind) -> int:  # noqa: N802
+        self.ctypes.memmove(dst.value, src.value, size.value)
+        return 0
+
+    def cudaFree(self, ptr) -> int:  # noqa: N802
+        del self.buffers[ptr.value]
+        return 0
+
+
+class HostInterface:
+    """An object with ``__cuda_array_interface__`` over a NumPy array's memory (what a CuPy
+    array looks like to the binding)."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+        self.shape = array.shape
+        self.__cuda_array_interface__ = {
+            "shape": array.shape, "typestr": array.dtype.str, "strides": None,
+            "data": (array.ctypes.data, False), "version": 3}
+
+
+@needs_nvcc
+def test_the_device_path_of_the_binding(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the emulation build, called as if on a GPU: NumPy arrays go through cudaMalloc/cudaMemcpy
+    # (here on host memory) and come back when written; objects with __cuda_array_interface__
+    # pass their pointer, with no copy
+    import adgen.cuda
+    fake = FakeRuntime()
+    monkeypatch.setattr(adgen.cuda, "runtime", lambda: fake)
+    cuda = adgen.load(str(KERNELS), modes=("forward", "reverse"), target="cuda", emulate=True)
+    host = adgen.load(str(KERNELS), modes=("forward", "reverse"))
+    for f in cuda.functions.values():
+        for call in f._calls.values():
+            call.device = True
+    _compare(cuda, host)
+    assert fake.mallocs > 0 and not fake.buffers  # every copy freed
+    rng = np.random.default_rng(7)
+    args = _inputs(rng)["xs_lookup"]
+    sigma = np.zeros_like(args[-1])
+    before = fake.mallocs
+    total = cuda.xs_lookup(*[HostInterface(a) for a in args[:-1]], HostInterface(sigma))
+    assert fake.mallocs == before  # device arrays: no copies
+    expected = np.zeros_like(sigma)
+    np.testing.assert_allclose(total, host.xs_lookup(*args[:-1], expected), rtol=1e-12)
+    np.testing.assert_allclose(sigma, expected, rtol=1e-12)
+    # the checks of NumPy arrays hold for device arrays too
+    with pytest.raises(TypeError, match="dtype float64"):
+        cuda.xs_lookup(*[HostInterface(a) for a in args[:-1]],
+                       HostInterface(sigma.astype(np.float32)))
+    with pytest.raises(ValueError, match="overlap"):
+        cuda.xs_lookup(*[HostInterface(a) for a in args[:-1]], HostInterface(args[0]))
+
+
+def test_a_host_build_rejects_device_arrays() -> None:
+    host = adgen.load(str(KERNELS))
+    rng = np.random.default_rng(7)
+    args = _inputs(rng)["xs_lookup"]
+    with pytest.raises(TypeError, match="device array"):
+        host.xs_lookup(*[HostInterface(a) for a in args])
