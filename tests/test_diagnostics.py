@@ -589,6 +589,29 @@ CASES = [
                 x = x * 2.0
             return x
         """), 2, 5, "'# adgen: checkpoint' on a while loop is not supported yet", None),
+    ("binomial directive on a while loop", module("""
+        def f(x: float, n: int) -> float:
+            while x < 10.0:  # adgen: binomial(4)
+                x = x * 2.0
+            return x
+        """), 2, 22, "'# adgen: binomial(4)' on a while loop is not supported", None),
+    ("binomial directive without snapshots", module("""
+        def f(x: float, n: int) -> float:
+            for i in range(n):  # adgen: binomial(0)
+                x = x * 2.0
+            return x
+        """), 2, 25, "'# adgen: binomial(0)' keeps no snapshot", None),
+    ("binomial directive off a loop", module("""
+        def f(x: float, n: int) -> float:
+            x = x * 2.0  # adgen: binomial(3)
+            return x
+        """), 2, 18, "'# adgen: binomial(3)' applies to a for loop", None),
+    ("binomial directive on a loop with a computed step", module("""
+        def f(x: float, n: int, k: int) -> float:
+            for i in range(0, n, k):  # adgen: binomial(3)
+                x = x * 2.0 + 1.0 / x
+            return x
+        """), 2, 5, "'# adgen: binomial(3)' needs a constant step", None),
     ("checkpointed loop whose body reads an array written later", HEADER + module("""
         def f(a: Array[f64], n: int) -> float:
             s = 1.0
@@ -599,11 +622,12 @@ CASES = [
         """), 4, 5, "this loop cannot be checkpointed: 'a' is written after it is read", None),
     ("unknown directive", module("""
         def f(x: float, n: int) -> float:
-            for i in range(n):  # adgen: binomial(4)
+            for i in range(n):  # adgen: bisection(4)
                 x = x * 2.0
             return x
-        """), 2, 25, "the directive '# adgen: binomial(4)' is not supported yet (supported: "
-                     "store, recompute, checkpoint on a loop; checkpoint on a call)", None),
+        """), 2, 25, "the directive '# adgen: bisection(4)' is not supported yet (supported: "
+                     "store, recompute, checkpoint on a loop, binomial(k) on a for loop; "
+                     "checkpoint on a call)", None),
     ("checkpoint directive on a statement without a module call", module("""
         def f(x: float, n: int) -> float:
             y = x * 2.0  # adgen: checkpoint

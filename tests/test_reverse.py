@@ -384,6 +384,81 @@ def test_checkpointed_loop_tapes_its_carried_values_only(tmp_path: Path) -> None
     assert tapes[1] == 1000 * 16 - 16 + 8 * 8
 
 
+def test_binomial_checkpointing_of_a_long_time_loop(tmp_path: Path) -> None:
+    # 100,000 steps with at most 20 snapshots: the tape holds one step's sines (the state
+    # snapshots are the 20 slots of local arrays), and the gradient is the taped one
+    source = textwrap.dedent('''
+        import math
+
+        from adgen import Array, f64
+
+
+        def integrate(x0: float, h: float, w: Array[f64], steps: int) -> float:
+            x = x0
+            v = 0.0
+            for t in range(steps):{directive}
+                force = 0.0
+                for j in range(len(w)):
+                    force += w[j] * math.sin(x * (j + 1))
+                v = v + h * force * math.exp(-0.1 * v * v)
+                x = x + h * v
+            return x * x + v
+        ''').lstrip()
+    grads, tapes = [], []
+    for name, directive in (("taped", ""), ("binomial", "  # adgen: binomial(20)")):
+        path = tmp_path / f"{name}.py"
+        path.write_text(source.format(directive=directive))
+        m = adgen.load(str(path), modes=("reverse",))
+        grads.append(m.integrate.grad(0.3, 0.001, np.linspace(0.5, 1.0, 8), 100_000))
+        tapes.append(m.tape_bytes())
+        if directive:
+            text = m.transpiled.outputs["reverse"].source.text
+            assert "adgen_revolve_split(" in text and "double *x_snap = adgen_calloc" in text
+            report = adgen.check(str(path), modes=("forward", "reverse", "hvp"),
+                                 args={"integrate": (0.3, 0.01, np.linspace(0.5, 1.0, 3), 37)})
+            assert report.ok, report.table()
+    for a, b in zip(*grads):
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-13)
+    assert tapes[0] == 100_000 * 96 and tapes[1] == 8 * 8
+
+
+@pytest.mark.parametrize("steps, snapshots", [(1, 1), (2, 1), (7, 1), (10, 2), (100, 3),
+                                              (1000, 5), (100_000, 20), (12_345, 7)])
+def test_the_binomial_schedule(steps: int, snapshots: int) -> None:
+    # the reverse sweep's driver (rev_binomial), run in Python: every step is reversed once,
+    # in order, never more than k snapshots are held, and no step is computed more than
+    # r + 1 times, r the least number of sweeps with C(k + r, k) >= steps (revolve's bound)
+    from math import comb
+
+    from adgen.transpile.ir.prims import revolve_split
+    computed = [0] * steps
+    reversed_steps = []
+    stack = [0]
+    end = steps
+    while end > 0:
+        t0 = stack[-1]
+        if end - t0 > 1 and len(stack) < snapshots:
+            m = t0 + revolve_split(end - t0, snapshots - len(stack) + 1)
+            assert t0 < m < end
+            for t in range(t0, m):
+                computed[t] += 1
+            stack.append(m)
+        else:
+            end -= 1
+            for t in range(t0, end + 1):  # advance to end - 1, then the step itself
+                computed[t] += 1
+            reversed_steps.append(end)
+            if t0 == end:
+                stack.pop()
+        assert len(stack) <= snapshots
+    assert reversed_steps == list(range(steps - 1, -1, -1))
+    r = 0
+    while comb(snapshots + r, snapshots) < steps:
+        r += 1
+    assert max(computed) <= r + 1, (max(computed), r)
+
+
 def test_checkpointed_call_of_a_local_array_kept_until_the_reverse_sweep(tmp_path: Path) -> None:
     # a local array written before the call and not after: f_b still holds it when the
     # reverse sweep runs g_fwd again, so the checkpoint is allowed (and correct)

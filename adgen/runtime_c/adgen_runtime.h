@@ -96,6 +96,28 @@ ADGEN_MINMAX(float, f32)
 ADGEN_MINMAX(int64_t, i64)
 ADGEN_MINMAX(int32_t, i32)
 
+/* -- binomial checkpointing ------------------------------------------------------- */
+/* With l loop steps left to reverse from a snapshot and s snapshots (that one included),
+ * how many steps to advance before storing the next snapshot (1 <= d < l): revolve's
+ * binomial rule (see revolve_split in adgen/transpile/ir/prims.py). */
+ADGEN_HD static inline int64_t adgen_revolve_split(int64_t l, int64_t s)
+{
+    int64_t r = 0, beta = 1, right, d;
+    if (s <= 1 || l <= 1)
+        return l > 1 ? l - 1 : 1;
+    while (beta < l) {
+        r += 1;
+        beta = beta * (s + r) / r;
+    }
+    right = beta * s / (s + r);
+    d = l - right;
+    if (d < 1)
+        d = 1;
+    if (d > l - 1)
+        d = l - 1;
+    return d;
+}
+
 /* -- local arrays ---------------------------------------------------------------- */
 static inline void *adgen_calloc(size_t count, size_t size)
 {

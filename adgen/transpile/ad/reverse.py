@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from ..analysis.activity import ModuleActivity, written_params
 from ..ir.builder import Builder
 from ..ir.core import (
-    Call, Cast, Const, For, Function, If, Load, Module, Op, Prim, Region, Result, Return, Store,
-    Value, While, Yield, Zeros, is_array,
+    Call, Cast, Condition, Const, For, Function, If, Load, Module, Op, Prim, Region, Result,
+    Return, Store, Value, While, Yield, Zeros, is_array,
 )
 from ..ir.types import I64, ArrayType, ScalarType, Type, VecType
 from . import rules
@@ -634,10 +634,7 @@ class AdjointFunction:
         region.ops.append(Yield(outs, [], op.loc))
         if recompute:  # what follows the loop refers to the forward sweep again
             self.map, self.fwd_region, self.choices, self.trips = saved
-            # the forward sweep's loop tapes nothing: its calls are primal calls
-            for o in (x for top in self.fwd_region[id(body)].ops for x in top.walk()):
-                if isinstance(o, Call) and o.callee.endswith(FWD):
-                    o.callee = o.callee[:-len(FWD)]
+            _primal_calls(self.fwd_region[id(body)])  # the forward sweep's loop tapes nothing
         new.results = [Value(a.type, a.name) for a in [*cb, *acc]]
         for r in new.results:
             r.owner = new
@@ -675,6 +672,16 @@ class AdjointFunction:
         may compute each iteration again; see ``why_not_recompute``."""
         return (op.parallel or op.directive == "checkpoint") and self.why_not_recompute(op) is None
 
+    def check_checkpointed(self, op: For) -> None:
+        """A located error when the loop's directive asks to compute its iterations again and
+        they cannot be."""
+        why = self.why_not_recompute(op)
+        if why is not None:
+            from ..frontend.diagnostics import AdgenError
+            raise AdgenError(op.loc, f"this loop cannot be checkpointed: {why}, so its iterations "
+                                     "cannot be computed again in the reverse sweep (remove "
+                                     f"'# adgen: {op.directive}')")
+
     def why_not_recompute(self, op: For) -> str | None:
         """None when every array the body of ``op`` reads still holds the same elements in
         the reverse sweep (see ``reloadable``) and no call in it writes an array; else why."""
@@ -692,6 +699,169 @@ class AdjointFunction:
                         self.module.function(inner.callee), self.module):
                     return f"'{inner.callee}' writes an array"
         return None
+
+    def rev_binomial(self, op: For, b: Builder, adj: dict[int, Value], k: int) -> None:
+        """``# adgen: binomial(k)``: the forward sweep runs the loop and saves nothing; the
+        reverse sweep keeps at most k snapshots of the carried values (local arrays),
+        advances from the latest one to place the next where revolve's binomial rule says
+        (``revolve_split``), and reverses the last step not yet reversed from a state one
+        advance away:
+
+            snapshots = [(0, inits)]; end = n
+            while end > 0:
+                t0, state = snapshots[-1]
+                if end - t0 > 1 and len(snapshots) < k:
+                    m = t0 + revolve_split(end - t0, k - len(snapshots) + 1)
+                    snapshots.append((m, advance(state, t0, m)))
+                else:
+                    reverse step end - 1 from advance(state, t0, end - 1)
+                    end -= 1; drop the snapshot if it was at end
+        """
+        from ..frontend.diagnostics import AdgenError
+        self.check_checkpointed(op)
+        step_op = op.operands[2].owner
+        if not isinstance(step_op, Const):
+            raise AdgenError(op.loc, f"'# adgen: {op.directive}' needs a constant step (write "
+                                     "range(start, stop) or range(start, stop, 2))")
+        body = op.body
+        carried = body.args[1:]
+        s = int(step_op.value)
+        start, stop = self.m(op.operands[0]), self.m(op.operands[1])
+        zero, one, kk = b.const(0, I64), b.const(1, I64), b.const(k, I64)
+        span = b.prim("sub", stop, start) if s > 0 else b.prim("sub", start, stop)
+        if abs(s) != 1:
+            span = b.prim("floordiv", b.prim("add", span, b.const(abs(s) - 1, I64)),
+                          b.const(abs(s), I64))
+        n = b.prim("max", span, zero, name_hint="trips")
+        snap_t = b.zeros([kk], ArrayType(I64, 1), "snap_at")
+        snaps = []
+        for c, init in zip(carried, op.inits, strict=True):
+            assert isinstance(c.type, ScalarType)
+            arr = b.zeros([kk], ArrayType(c.type, 1), (c.name or "state") + "_snap")
+            b.store(arr, [zero], self.m(init))
+            snaps.append(arr)
+        b.store(snap_t, [zero], zero)
+        slots = [j for j, a in enumerate(carried)
+                 if (self.active(a) or self.active(op.results[j])) and
+                 not isinstance(a.type, ArrayType)]
+        ybs = {j: adj.pop(id(op.results[j]), None) for j in range(len(op.results))}
+        free = [v for v in self.free_values(op) if not any(v is c for c in carried)]
+        inits = [n, one] + [ybs[j] if ybs[j] is not None else self.zero(b, carried[j])
+                            for j in slots]
+        inits += [adj.get(id(v)) or self.zero(b, v) for v in free]
+
+        def slot_values(names: list[Value]) -> list[Value]:
+            return [Value(v.type, v.name) for v in names]
+
+        types = [Value(I64, "end"), Value(I64, "snapshots")]
+        types += [Value(self.atype(carried[j].type), adjoint_name(carried[j].name)) for j in slots]
+        types += [Value(self.atype(v.type), adjoint_name(v.name)) for v in free]
+        cond = Region(slot_values(types))
+        loop_body = Region(slot_values(types))
+        loop = While(inits, [], op.loc, regions=[cond, loop_body])
+        cb = Builder(cond, op.loc)
+        cond.ops.append(Condition([cb.prim("gt", cond.args[0], cb.const(0, I64))], [], op.loc))
+        wb = Builder(loop_body, op.loc)
+        end, size = loop_body.args[0], loop_body.args[1]
+        carried_b = loop_body.args[2:2 + len(slots)]
+        acc = loop_body.args[2 + len(slots):]
+        top = wb.prim("sub", size, wb.const(1, I64))
+        t0 = wb.load(snap_t, [top], "t0")
+        state = [wb.load(arr, [top], c.name) for arr, c in zip(snaps, carried, strict=True)]
+        left = wb.prim("sub", end, t0)
+        push = wb.prim("and", wb.prim("gt", left, wb.const(1, I64)), wb.prim("lt", size, kk))
+        branch = If([push], [], op.loc, regions=[Region(), Region()])
+        wb.insert(branch)
+        # store a snapshot further on
+        pb = Builder(branch.regions[0], op.loc)
+        d = pb.prim("revolve_split", left, pb.prim("add", pb.prim("sub", kk, size),
+                                                    pb.const(1, I64)))
+        m = pb.prim("add", t0, d)
+        ahead = self.advance(op, pb, state, t0, m, start, s)
+        pb.store(snap_t, [size], m)
+        for arr, v in zip(snaps, ahead, strict=True):
+            pb.store(arr, [size], v)
+        branch.regions[0].ops.append(Yield([end, pb.prim("add", size, pb.const(1, I64)),
+                                            *carried_b, *acc], [], op.loc))
+        # reverse the last step not reversed yet
+        rr = branch.regions[1]
+        rb = Builder(rr, op.loc)
+        last = rb.prim("sub", end, rb.const(1, I64))
+        before = self.advance(op, rb, state, t0, last, start, s)
+        outs = self.reverse_step(op, rr, before, last, start, s, slots, carried_b, free, acc)
+        new_size = rb.prim("select", rb.prim("eq", t0, last), rb.prim("sub", size, rb.const(1, I64)),
+                           size)
+        rr.ops.append(Yield([last, new_size, *outs], [], op.loc))
+        branch.results = slot_values(types)
+        for r in branch.results:
+            r.owner = branch
+        loop_body.ops.append(Yield(list(branch.results), [], op.loc))
+        loop.results = slot_values(types)
+        for r in loop.results:
+            r.owner = loop
+        b.insert(loop)
+        for v, r in zip(free, loop.results[2 + len(slots):], strict=True):
+            adj[id(v)] = r
+        for j, r in zip(slots, loop.results[2:2 + len(slots)], strict=True):
+            self.accumulate(b, adj, op.inits[j], r)
+
+    def iteration_index(self, b: Builder, t: Value, start: Value, s: int) -> Value:
+        """The loop variable of step ``t`` (counted from 0) of a loop from ``start`` by ``s``."""
+        return b.prim("add", start, t if s == 1 else b.prim("mul", t, b.const(s, I64)))
+
+    def advance(self, op: For, b: Builder, state: list[Value], first: Value, stop: Value,
+                start: Value, s: int) -> list[Value]:
+        """The carried values after steps ``first`` .. ``stop - 1`` of ``op`` from ``state``:
+        a copy of the body without its stores, calling primal functions (it tapes nothing)."""
+        body = op.body
+        t = Value(I64, "t")
+        args = [Value(v.type, v.name) for v in state]
+        region = Region([t, *args])
+        loop = For([first, stop, b.const(1, I64), *state], [], op.loc, regions=[region])
+        lb = Builder(region, op.loc)
+        self.map[id(body.args[0])] = self.iteration_index(lb, t, start, s)
+        for a, v in zip(body.args[1:], args, strict=True):
+            self.map[id(a)] = v
+        self.clone_ops(body.ops[:-1], region)
+        _drop_stores(region)
+        _primal_calls(region)
+        y = body.terminator
+        assert isinstance(y, Yield)
+        region.ops.append(Yield([self.m(v) for v in y.operands], [], op.loc))
+        loop.results = [Value(v.type, v.name) for v in state]
+        for r in loop.results:
+            r.owner = loop
+        b.insert(loop)
+        return loop.results
+
+    def reverse_step(self, op: For, region: Region, state: list[Value], t: Value, start: Value,
+                     s: int, slots: list[int], carried_b: list[Value], free: list[Value],
+                     acc: list[Value]) -> list[Value]:
+        """In ``region``: step ``t`` of ``op`` computed again from ``state`` (its inner loops
+        tape within the step), then reversed; returns the adjoints of the carried values on
+        entry to the step (``slots``) and of the free values."""
+        body = op.body
+        b = Builder(region, op.loc)
+        self.map[id(body.args[0])] = self.iteration_index(b, t, start, s)
+        for a, v in zip(body.args[1:], state, strict=True):
+            self.map[id(a)] = v
+        first = len(region.ops)
+        self.clone_ops(body.ops[:-1], region)
+        _drop_stores(region)
+        self.recomputed.update(id(o) for o in region.ops[first:] if o.regions)
+        self.recomputing.add(id(region))
+        # (every load of the body is one, see ``why_not_recompute``)
+        self.reloadable_copies |= {id(self.map[id(o.results[0])]) for top in body.ops
+                                   for o in top.walk() if isinstance(o, Load)}
+        badj: dict[int, Value] = {id(v): a for v, a in zip(free, acc, strict=True)}
+        y = body.terminator
+        assert isinstance(y, Yield)
+        for j, c in zip(slots, carried_b, strict=True):
+            self.accumulate(b, badj, y.operands[j], c)
+        self.reverse_ops(body.ops[:-1], b, badj)
+        carried = body.args[1:]
+        outs = [badj.get(id(carried[j])) or self.zero(b, carried[j]) for j in slots]
+        return outs + [badj[id(v)] for v in free]
 
     def rev_For(self, op: For, b: Builder, adj: dict[int, Value]) -> None:
         if not self.has_work(op):
@@ -720,15 +890,16 @@ class AdjointFunction:
             self.reverse_loop(op, b, adj, start, stop, step, op.body.args[1:],
                               (op.body.args[0], fwd_iv), recompute=True)
             return
+        if op.directive.startswith("binomial("):
+            saved = (dict(self.map), dict(self.fwd_region), dict(self.choices), dict(self.trips))
+            self.rev_binomial(op, b, adj, int(op.directive[len("binomial("):-1]))
+            self.map, self.fwd_region, self.choices, self.trips = saved
+            _primal_calls(self.fwd_region[id(op.body)])  # the forward sweep tapes nothing
+            return
         rstart, rstop, rstep = _reversed_range(b, start, stop, step)
         if op.directive == "checkpoint":
             # the carried values are taped; each iteration is computed again from them
-            why = self.why_not_recompute(op)
-            if why is not None:
-                from ..frontend.diagnostics import AdgenError
-                raise AdgenError(op.loc, f"this loop cannot be checkpointed: {why}, so its "
-                                         "iterations cannot be computed again in the reverse "
-                                         "sweep (remove '# adgen: checkpoint')")
+            self.check_checkpointed(op)
             self.reverse_loop(op, b, adj, rstart, rstop, rstep, op.body.args[1:],
                               (op.body.args[0], fwd_iv), recompute=True)
             return
@@ -897,6 +1068,14 @@ def _stable_reads(fn: Function, module: Module,
             continue
         out.append((op, array))
     return out
+
+
+def _primal_calls(region: Region) -> None:
+    """Make the split forward halves (``g_fwd``) called in ``region`` primal calls (``g``):
+    code whose values the reverse sweep does not read tapes nothing."""
+    for o in (x for top in region.ops for x in top.walk()):
+        if isinstance(o, Call) and o.callee.endswith(FWD):
+            o.callee = o.callee[:-len(FWD)]
 
 
 def _drop_stores(region: Region) -> None:

@@ -54,6 +54,12 @@ DIRECTIVE = re.compile(r"#\s*adgen\s*:")
 #: (checkpoint, on a for loop) by saving the carried values only and computing each iteration
 #: again just before reversing it
 LOOP_DIRECTIVES = ("store", "recompute", "checkpoint")
+#: binomial(k) on a for loop: revolve's checkpointing with at most k snapshots
+BINOMIAL = re.compile(r"binomial\(\s*(\d+)\s*\)")
+
+
+def is_loop_directive(d: str | None) -> bool:
+    return d in LOOP_DIRECTIVES or d is not None and BINOMIAL.fullmatch(d) is not None
 #: directives on a statement that calls a module function (end of its line or the line above);
 #: each is a loop directive too
 CALL_DIRECTIVES = ("checkpoint",)
@@ -108,8 +114,12 @@ def custom_adjoint_name(node: cst.Decorator) -> str | None:
 
 
 def loop_directive(node: cst.For | cst.While) -> str:
+    """The loop's directive: store, recompute, checkpoint, or binomial(k) with k written
+    without spaces."""
     for c in loop_directive_comments(node):
         d = directive_of(c)
+        if d is not None and BINOMIAL.fullmatch(d):
+            return f"binomial({int(BINOMIAL.fullmatch(d).group(1))})"  # type: ignore[union-attr]
         if d in LOOP_DIRECTIVES:
             return d
     return ""
@@ -179,7 +189,15 @@ class Fence(cst.CSTVisitor):
                 raise AdgenError(self.loc(c), "'# adgen: checkpoint' on a while loop is not "
                                               "supported yet (it applies to a for loop, or to a "
                                               "statement that calls a module function)")
-            if d in LOOP_DIRECTIVES:
+            binomial = BINOMIAL.fullmatch(d) if d is not None else None
+            if binomial is not None and isinstance(node, cst.While):
+                raise AdgenError(self.loc(c), f"'# adgen: {d}' on a while loop is not supported "
+                                              "(binomial checkpointing needs the trip count: use "
+                                              "a for loop)")
+            if binomial is not None and int(binomial.group(1)) < 1:
+                raise AdgenError(self.loc(c), f"'# adgen: {d}' keeps no snapshot (write "
+                                              "binomial(k) with k >= 1)")
+            if is_loop_directive(d):
                 self.loop_comment_ids.add(id(c))
 
     def visit_For(self, node: cst.For) -> None:
@@ -204,6 +222,9 @@ class Fence(cst.CSTVisitor):
         d = directive_of(node)
         if d is None or id(node) in self.loop_comment_ids:
             return
+        if d is not None and BINOMIAL.fullmatch(d):
+            raise AdgenError(self.loc(node), f"'# adgen: {d}' applies to a for loop (write it at "
+                                             "the end of the for line or on the line above it)")
         if d in LOOP_DIRECTIVES and d in CALL_DIRECTIVES:
             raise AdgenError(self.loc(node), f"'# adgen: {d}' applies to a for loop or to a "
                                              "statement that calls a module function (write it "
@@ -212,7 +233,8 @@ class Fence(cst.CSTVisitor):
             raise AdgenError(self.loc(node), f"'# adgen: {d}' applies to a loop (write it at the "
                                              "end of the for/while line or on the line above it)")
         raise AdgenError(self.loc(node), f"the directive '# adgen: {d}' is not supported yet "
-                                         f"(supported: {', '.join(LOOP_DIRECTIVES)} on a loop; "
+                                         f"(supported: {', '.join(LOOP_DIRECTIVES)} on a loop, "
+                                         f"binomial(k) on a for loop; "
                                          f"{', '.join(CALL_DIRECTIVES)} on a call)")
 
     def visit_Param(self, node: cst.Param) -> None:

@@ -129,6 +129,27 @@ _register(PrimDef("min", 2, "same", fold=lambda a, b: b if b < a else a,
 _register(PrimDef("max", 2, "same", fold=lambda a, b: b if b > a else a,
                   c_func={t: f"adgen_max_{t}" for t in ("f64", "f32", "i64", "i32")}))
 
+def revolve_split(l: int, s: int) -> int:
+    """Binomial checkpointing (revolve): with ``l`` loop steps left to reverse from a snapshot
+    and ``s`` snapshots (that one included), how many steps to advance before storing the next
+    one.  With r the least number of sweeps such that C(s + r, s) >= l, the left part must
+    be reversible with s snapshots in r - 1 sweeps and the right part with s - 1 snapshots in
+    r sweeps; the right part takes as many steps as it can, so no step is computed more than
+    r + 1 times."""
+    if s <= 1 or l <= 1:
+        return max(l - 1, 1)
+    r, beta = 0, 1
+    while beta < l:
+        r += 1
+        beta = beta * (s + r) // r
+    right = beta * s // (s + r)
+    return min(max(l - right, 1), l - 1)
+
+
+# the adjoint of a loop with '# adgen: binomial(k)' (reverse mode's own, not an intrinsic)
+_register(PrimDef("revolve_split", 2, "same", c_func={"i64": "adgen_revolve_split"},
+                  fold=revolve_split, piecewise_constant=True))
+
 #: Python spellings of intrinsics: (module, name) -> primitive.  The module is
 #: "math", "numpy" or "" for builtins; ``from math import sin`` resolves here too.
 INTRINSICS: dict[tuple[str, str], str] = {}
