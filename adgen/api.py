@@ -98,6 +98,9 @@ def transpile(path: str, modes: Sequence[str] = ("primal", "forward"), *,
         raise UsageError(not_utf8(path, exc)) from None
     modes = check_modes(modes)
     if target == "cuda":
+        if debug:
+            raise UsageError("--debug is not supported on the CUDA target yet (its index and "
+                             "assert checks run on the host only)")
         vector = [m for m in modes if m.startswith("vector-")]
         if vector:
             raise UsageError(f"mode '{vector[0]}' is not supported on the CUDA target yet "

@@ -44,44 +44,44 @@ class _Call:
         if self.device:
             from .cuda import Transfers
             transfers = Transfers()
-        for p in self.sig.params:
-            kind = p.source[0]
-            if kind == "value":
-                i = p.source[1]
-                v = fn.params[i]
-                name = fn.param_names[i]
-                if name == fn.nbdirs and nbdirs is not None:
-                    args.append(nbdirs)
-                    continue
-                t = v.type
-                if isinstance(t, ArrayType):
-                    arr = values[name]
-                    arrays[name] = arr
-                    if transfers is None and not isinstance(arr, np.ndarray):
-                        raise TypeError(f"argument '{name}' is a device array "
-                                        "(__cuda_array_interface__): this build runs on the host "
-                                        "(the C target, or the CUDA emulation); pass a NumPy array")
-                    ptr = transfers.pointer(arr, name in self.written) if transfers else \
-                        arr.ctypes.data
-                    args.append(ffi.cast(p.ctype.replace("const ", ""), ptr))
-                elif isinstance(t, VecType):
-                    arr = values[name]
-                    arrays[name] = arr
-                    args.append(ffi.cast(p.ctype.replace("const ", ""), arr.ctypes.data))
+        try:  # (device copies made before a failure are freed too)
+            for p in self.sig.params:
+                kind = p.source[0]
+                if kind == "value":
+                    i = p.source[1]
+                    v = fn.params[i]
+                    name = fn.param_names[i]
+                    if name == fn.nbdirs and nbdirs is not None:
+                        args.append(nbdirs)
+                        continue
+                    t = v.type
+                    if isinstance(t, ArrayType):
+                        arr = values[name]
+                        arrays[name] = arr
+                        if transfers is None and not isinstance(arr, np.ndarray):
+                            raise TypeError(f"argument '{name}' is a device array "
+                                            "(__cuda_array_interface__): this build runs on the host "
+                                            "(the C target, or the CUDA emulation); pass a NumPy array")
+                        ptr = transfers.pointer(arr, name in self.written) if transfers else \
+                            arr.ctypes.data
+                        args.append(ffi.cast(p.ctype.replace("const ", ""), ptr))
+                    elif isinstance(t, VecType):
+                        arr = values[name]
+                        arrays[name] = arr
+                        args.append(ffi.cast(p.ctype.replace("const ", ""), arr.ctypes.data))
+                    else:
+                        args.append(values[name])
+                elif kind == "shape":
+                    i, axis = p.source[1], p.source[2]  # type: ignore[misc]
+                    args.append(arrays[fn.param_names[i]].shape[axis])
                 else:
-                    args.append(values[name])
-            elif kind == "shape":
-                i, axis = p.source[1], p.source[2]  # type: ignore[misc]
-                args.append(arrays[fn.param_names[i]].shape[axis])
-            else:
-                r = fn.results[p.source[1]]
-                elem = r.type.elem if isinstance(r.type, VecType) else r.type
-                assert isinstance(elem, ScalarType)
-                count = nbdirs if isinstance(r.type, VecType) else 1
-                buf = ffi.new(f"{elem.c_name}[]", max(count or 1, 1))
-                outs[r.name] = (buf, count, isinstance(r.type, VecType))
-                args.append(buf)
-        try:
+                    r = fn.results[p.source[1]]
+                    elem = r.type.elem if isinstance(r.type, VecType) else r.type
+                    assert isinstance(elem, ScalarType)
+                    count = nbdirs if isinstance(r.type, VecType) else 1
+                    buf = ffi.new(f"{elem.c_name}[]", max(count or 1, 1))
+                    outs[r.name] = (buf, count, isinstance(r.type, VecType))
+                    args.append(buf)
             ret = self.cfunc(*args)
         finally:
             if transfers is not None:

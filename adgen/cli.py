@@ -228,6 +228,9 @@ def run(argv: Sequence[str]) -> int:
     try:
         if args.source and not (args.build or args.check):
             raise UsageError("--source needs --build or --check")
+        if args.target != "cuda" and (args.emulate or args.arch):
+            raise UsageError(f"{'--emulate' if args.emulate else '--arch'} applies to "
+                             "--target cuda")
         if args.build:
             verbose("compiling with " + ("nvcc" if args.target == "cuda" else "gcc"))
             from .api import unit_of
@@ -246,7 +249,13 @@ def run(argv: Sequence[str]) -> int:
     except UsageError as err:
         print(f"adgen: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except AdgenError as err:  # --check builds the primal of every function, not just those asked
+        sys.stderr.write(format_error(err, source_lines))
+        return EXIT_BAD_INPUT
     except BuildError as err:
+        if args.target == "cuda" and args.arch:  # nvcc's own word on an architecture it lacks
+            print(f"adgen: error: {err}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         if not args.source:
             raise  # generated code that does not compile is a bug in adgen
         text = str(err)

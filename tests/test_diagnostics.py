@@ -519,7 +519,7 @@ CASES = [
                 s += a[i]
             return s
         """), 6, 14, "'f' indexes the array 'a' outside a prange", None),
-    ("CUDA: a call that indexes arrays outside a prange", CUDA + HEADER + module("""
+    ("CUDA: a device function called on the host too", CUDA + HEADER + module("""
         def g(a: Array[f64], i: int) -> float:
             return a[i]
 
@@ -528,7 +528,8 @@ CASES = [
             for i in prange(len(a)):
                 s += g(a, i)
             return s + g(a, 0)
-        """), 10, 16, "'g' indexes arrays and is called outside a prange", None),
+        """), 10, 16, "'g' runs on the device (it is called inside a prange) and is called "
+        "here on the host too", None),
     ("CUDA: a prange in a device function", CUDA + HEADER + module("""
         def g(a: Array[f64], i: int) -> float:
             s = 0.0

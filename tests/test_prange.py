@@ -208,3 +208,57 @@ def test_a_call_in_a_prange_is_taped_within_the_iteration(tmp_path: Path) -> Non
     m = adgen.load(str(path), modes=("reverse",))
     m.energy.grad(np.linspace(-1.0, 1.0, 30), np.ones(30), np.zeros(30), 0.5)
     assert m.tape_bytes() == 0
+
+
+def test_a_call_whose_adjoint_adds_to_shared_arrays_keeps_the_loop_in_sequence(
+        tmp_path: Path) -> None:
+    # helper_bwd adds to xb at every j: two iterations would race on it
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent("""
+        import math
+        from adgen import Array, f64, i64, prange
+
+        def helper(x: Array[f64], i: i64, c: f64) -> f64:
+            acc = 0.0
+            for j in range(len(x)):
+                if x[j] > x[i]:
+                    acc += math.exp(-(x[j] - x[i]) * c)
+            return acc
+
+        def callsin(x: Array[f64], y: Array[f64], c: f64) -> f64:
+            s = 0.0
+            for i in prange(len(x)):
+                y[i] = helper(x, i, c)
+                s += y[i] * y[i]
+            return s
+        """))
+    adjoint = transpile(str(path), ["reverse"]).outputs["reverse"].source.text  # type: ignore[attr-defined]
+    assert "/* prange run in sequence: 'helper_bwd' adds to adjoint arrays other iterations " \
+           "share */" in adjoint
+    report = adgen.check(str(path), modes=("forward", "reverse", "vector-reverse", "hvp"),
+                         openmp=True)
+    assert report.ok, report.table()
+
+
+def test_a_sum_added_to_in_an_inner_loop_stays_a_parallel_sum(tmp_path: Path) -> None:
+    # the adjoint of s passes through the inner loops unchanged: shared, not carried, so the
+    # adjoint loop is parallel too (with a tape per thread for the while's trip counts)
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent("""
+        from adgen import Array, f64, prange
+
+        def f(x: Array[f64], c: f64) -> f64:
+            s = 0.0
+            for i in prange(len(x)):
+                j = 0
+                while j < 3:
+                    for k in range(2):
+                        s += x[i] * j * c + k
+                    j += 1
+            return s
+        """))
+    adjoint = transpile(str(path), ["reverse"]).outputs["reverse"].source.text  # type: ignore[attr-defined]
+    assert "prange run in sequence" not in adjoint
+    assert "ADGEN_OMP(omp for reduction(+: cb_1))" in adjoint
+    report = adgen.check(str(path), modes=("forward", "reverse", "hvp"), openmp=True)
+    assert report.ok, report.table()

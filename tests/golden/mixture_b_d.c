@@ -147,59 +147,61 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
             rbd[i] = 0.0;
             double tmp_4 = 1.0 / acc_1;
             double accb = tmp_4 * topb;
-            double accbd = -(topb * (tmp_4 / acc_1 * accd));
+            double tmp_5 = topb * (tmp_4 / acc_1 * accd);
             /* mixture.py:26: for k in range(means.shape[0]): */
-            int64_t tmp_5 = means_shape0 - 1;
+            int64_t tmp_6 = means_shape0 - 1;
             double topbd = 0.0;
-            for (int64_t k_1 = tmp_5; k_1 >= 0; --k_1) {
-                double tmp_6 = adgen_pop_f64(&thread_tape);
+            for (int64_t k_1 = tmp_6; k_1 >= 0; --k_1) {
                 double tmp_7 = adgen_pop_f64(&thread_tape);
+                double tmp_8 = adgen_pop_f64(&thread_tape);
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-                double tmp_8 = tmp_7 * accb;
-                double tmp_9 = accb * tmp_6 + tmp_7 * accbd;
-                double d2b = -(0.5 * tmp_8);
-                double d2bd = -(0.5 * tmp_9);
-                logwb_t[k_1] += tmp_8;
-                logwbd_t[k_1] += tmp_9;
+                double tmp_9 = tmp_8 * accb;
+                double tmp_10 = accb * tmp_7 - tmp_8 * tmp_5;
+                double tmp_11 = 0.5 * tmp_9;
+                double tmp_12 = 0.5 * tmp_10;
+                double d2b = -tmp_11;
+                logwb_t[k_1] += tmp_9;
+                logwbd_t[k_1] += tmp_10;
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:30: d2 += t * t */
-                    double tmp_10 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
-                    double tb = tmp_10 * d2b;
-                    double tbd = d2b * (2.0 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j])) + tmp_10 * d2bd;
+                    double tmp_13 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
+                    double tb = tmp_13 * d2b;
+                    double tbd = -(tmp_11 * (2.0 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j]))) - tmp_13 * tmp_12;
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
                     meansb_t[k_1 * means_shape1 + j] -= tb;
                     meansbd_t[k_1 * means_shape1 + j] -= tbd;
                     xb[i * x_shape1 + j] += tb;
                     xbd[i * x_shape1 + j] += tbd;
                 }
-                topb = topb - tmp_8;
-                topbd = topbd - tmp_9;
+                topb = topb - tmp_9;
+                topbd = topbd - tmp_10;
             }
             /* mixture.py:19: for k in range(means.shape[0]): */
-            for (int64_t k_1 = tmp_5; k_1 >= 0; --k_1) {
-                bool tmp_11 = adgen_pop_bool(&thread_tape);
+            for (int64_t k_1 = tmp_6; k_1 >= 0; --k_1) {
+                bool tmp_14 = adgen_pop_bool(&thread_tape);
                 /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-                double tmp_12 = tmp_11 ? topb : 0.0;
-                double tmp_13 = tmp_11 ? topbd : 0.0;
-                double d2b_1 = -(0.5 * tmp_12);
-                double d2bd_1 = -(0.5 * tmp_13);
-                logwb_t[k_1] += tmp_12;
-                logwbd_t[k_1] += tmp_13;
+                double tmp_15 = tmp_14 ? topb : 0.0;
+                double tmp_16 = tmp_14 ? topbd : 0.0;
+                double tmp_17 = 0.5 * tmp_15;
+                double tmp_18 = 0.5 * tmp_16;
+                double d2b_1 = -tmp_17;
+                logwb_t[k_1] += tmp_15;
+                logwbd_t[k_1] += tmp_16;
                 /* mixture.py:21: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:23: d2 += t * t */
-                    double tmp_14 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
-                    double tb_1 = tmp_14 * d2b_1;
-                    double tbd_1 = d2b_1 * (2.0 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j])) + tmp_14 * d2bd_1;
+                    double tmp_19 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
+                    double tb_1 = tmp_19 * d2b_1;
+                    double tbd_1 = -(tmp_17 * (2.0 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j]))) - tmp_19 * tmp_18;
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
                     meansb_t[k_1 * means_shape1 + j] -= tb_1;
                     meansbd_t[k_1 * means_shape1 + j] -= tbd_1;
                     xb[i * x_shape1 + j] += tb_1;
                     xbd[i * x_shape1 + j] += tbd_1;
                 }
-                topb = tmp_11 ? 0.0 : topb;
-                topbd = tmp_11 ? 0.0 : topbd;
+                topb = tmp_14 ? 0.0 : topb;
+                topbd = tmp_14 ? 0.0 : topbd;
             }
         }
         ADGEN_PRIVATE_ADD(f64, logwb, logwb_t, logw_shape0);

@@ -158,68 +158,70 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
             double tmp_6 = 1.0 / acc_1;
             double tmp_7 = tmp_6 / acc_1;
             double accb = tmp_6 * topb;
-            double accbd[nbdirs];
-            for (int64_t k = 0; k < nbdirs; ++k) accbd[k] = -(topb * (tmp_7 * accd[k]));
+            double tmp_8[nbdirs];
+            for (int64_t k = 0; k < nbdirs; ++k) tmp_8[k] = topb * (tmp_7 * accd[k]);
             /* mixture.py:26: for k in range(means.shape[0]): */
-            int64_t tmp_8 = means_shape0 - 1;
+            int64_t tmp_9 = means_shape0 - 1;
             double topbd[nbdirs];
             for (int64_t k = 0; k < nbdirs; ++k) topbd[k] = 0.0;
-            for (int64_t k_1 = tmp_8; k_1 >= 0; --k_1) {
-                double tmp_9[nbdirs];
-                for (int64_t k = nbdirs - 1; k >= 0; --k) tmp_9[k] = adgen_pop_f64(&thread_tape);
-                double tmp_10 = adgen_pop_f64(&thread_tape);
+            for (int64_t k_1 = tmp_9; k_1 >= 0; --k_1) {
+                double tmp_10[nbdirs];
+                for (int64_t k = nbdirs - 1; k >= 0; --k) tmp_10[k] = adgen_pop_f64(&thread_tape);
+                double tmp_11 = adgen_pop_f64(&thread_tape);
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-                double tmp_11 = tmp_10 * accb;
-                double tmp_12[nbdirs];
-                for (int64_t k = 0; k < nbdirs; ++k) tmp_12[k] = accb * tmp_9[k] + tmp_10 * accbd[k];
-                double d2b = -(0.5 * tmp_11);
-                double d2bd[nbdirs];
-                for (int64_t k = 0; k < nbdirs; ++k) d2bd[k] = -(0.5 * tmp_12[k]);
-                logwb_t[k_1] += tmp_11;
-                for (int64_t k = 0; k < nbdirs; ++k) logwbd_t[k_1 * nbdirs + k] += tmp_12[k];
+                double tmp_12 = tmp_11 * accb;
+                double tmp_13[nbdirs];
+                for (int64_t k = 0; k < nbdirs; ++k) tmp_13[k] = accb * tmp_10[k] - tmp_11 * tmp_8[k];
+                double tmp_14 = 0.5 * tmp_12;
+                double tmp_15[nbdirs];
+                for (int64_t k = 0; k < nbdirs; ++k) tmp_15[k] = 0.5 * tmp_13[k];
+                double d2b = -tmp_14;
+                logwb_t[k_1] += tmp_12;
+                for (int64_t k = 0; k < nbdirs; ++k) logwbd_t[k_1 * nbdirs + k] += tmp_13[k];
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:30: d2 += t * t */
-                    double tmp_13 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
-                    double tb = tmp_13 * d2b;
+                    double tmp_16 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
+                    double tb = tmp_16 * d2b;
                     double tbd[nbdirs];
-                    for (int64_t k = 0; k < nbdirs; ++k) tbd[k] = d2b * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + k] - meansd[(k_1 * means_shape1 + j) * nbdirs + k])) + tmp_13 * d2bd[k];
+                    for (int64_t k = 0; k < nbdirs; ++k) tbd[k] = -(tmp_14 * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + k] - meansd[(k_1 * means_shape1 + j) * nbdirs + k]))) - tmp_16 * tmp_15[k];
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
                     meansb_t[k_1 * means_shape1 + j] -= tb;
                     for (int64_t k = 0; k < nbdirs; ++k) meansbd_t[(k_1 * means_shape1 + j) * nbdirs + k] -= tbd[k];
                     xb[i * x_shape1 + j] += tb;
                     for (int64_t k = 0; k < nbdirs; ++k) xbd[(i * x_shape1 + j) * nbdirs + k] += tbd[k];
                 }
-                topb = topb - tmp_11;
-                for (int64_t k = 0; k < nbdirs; ++k) topbd[k] = topbd[k] - tmp_12[k];
+                topb = topb - tmp_12;
+                for (int64_t k = 0; k < nbdirs; ++k) topbd[k] = topbd[k] - tmp_13[k];
             }
             /* mixture.py:19: for k in range(means.shape[0]): */
-            for (int64_t k_1 = tmp_8; k_1 >= 0; --k_1) {
-                bool tmp_14 = adgen_pop_bool(&thread_tape);
+            for (int64_t k_1 = tmp_9; k_1 >= 0; --k_1) {
+                bool tmp_17 = adgen_pop_bool(&thread_tape);
                 /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-                double tmp_15 = tmp_14 ? topb : 0.0;
-                double tmp_16[nbdirs];
-                for (int64_t k = 0; k < nbdirs; ++k) tmp_16[k] = tmp_14 ? topbd[k] : 0.0;
-                double d2b_1 = -(0.5 * tmp_15);
-                double d2bd_1[nbdirs];
-                for (int64_t k = 0; k < nbdirs; ++k) d2bd_1[k] = -(0.5 * tmp_16[k]);
-                logwb_t[k_1] += tmp_15;
-                for (int64_t k = 0; k < nbdirs; ++k) logwbd_t[k_1 * nbdirs + k] += tmp_16[k];
+                double tmp_18 = tmp_17 ? topb : 0.0;
+                double tmp_19[nbdirs];
+                for (int64_t k = 0; k < nbdirs; ++k) tmp_19[k] = tmp_17 ? topbd[k] : 0.0;
+                double tmp_20 = 0.5 * tmp_18;
+                double tmp_21[nbdirs];
+                for (int64_t k = 0; k < nbdirs; ++k) tmp_21[k] = 0.5 * tmp_19[k];
+                double d2b_1 = -tmp_20;
+                logwb_t[k_1] += tmp_18;
+                for (int64_t k = 0; k < nbdirs; ++k) logwbd_t[k_1 * nbdirs + k] += tmp_19[k];
                 /* mixture.py:21: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:23: d2 += t * t */
-                    double tmp_17 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
-                    double tb_1 = tmp_17 * d2b_1;
+                    double tmp_22 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
+                    double tb_1 = tmp_22 * d2b_1;
                     double tbd_1[nbdirs];
-                    for (int64_t k = 0; k < nbdirs; ++k) tbd_1[k] = d2b_1 * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + k] - meansd[(k_1 * means_shape1 + j) * nbdirs + k])) + tmp_17 * d2bd_1[k];
+                    for (int64_t k = 0; k < nbdirs; ++k) tbd_1[k] = -(tmp_20 * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + k] - meansd[(k_1 * means_shape1 + j) * nbdirs + k]))) - tmp_22 * tmp_21[k];
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
                     meansb_t[k_1 * means_shape1 + j] -= tb_1;
                     for (int64_t k = 0; k < nbdirs; ++k) meansbd_t[(k_1 * means_shape1 + j) * nbdirs + k] -= tbd_1[k];
                     xb[i * x_shape1 + j] += tb_1;
                     for (int64_t k = 0; k < nbdirs; ++k) xbd[(i * x_shape1 + j) * nbdirs + k] += tbd_1[k];
                 }
-                topb = tmp_14 ? 0.0 : topb;
-                for (int64_t k = 0; k < nbdirs; ++k) topbd[k] = tmp_14 ? 0.0 : topbd[k];
+                topb = tmp_17 ? 0.0 : topb;
+                for (int64_t k = 0; k < nbdirs; ++k) topbd[k] = tmp_17 ? 0.0 : topbd[k];
             }
         }
         ADGEN_PRIVATE_ADD(f64, logwb, logwb_t, logw_shape0);

@@ -683,21 +683,37 @@ class AdjointFunction:
                                      f"'# adgen: {op.directive}')")
 
     def why_not_recompute(self, op: For) -> str | None:
-        """None when every array the body of ``op`` reads still holds the same elements in
-        the reverse sweep (see ``reloadable``) and no call in it writes an array; else why."""
+        """None when every array the body of ``op`` reads, itself or through a call, still
+        holds the same elements in the reverse sweep (see ``reloadable``) and no call in it
+        writes an array; else why."""
         stable = {id(o) for o in _stable_loads(self.fn, self.module)}
+        if self.kept_calls is None:
+            self.kept_calls = _kept_call_arrays(self.fn, self.module)
         params = {id(p) for i, p in enumerate(self.fn.params)
                   if not self.split or i in self.kept_params}
+        every_param = {id(p) for p in self.fn.params}
+
+        def unkept(array: Value) -> str:
+            return f"'{array.name}' is a local array" if id(array) not in every_param else \
+                f"'{array.name}' may be written by a caller of '{self.fn.primal}' before its " \
+                "reverse sweep"
+
         for o in op.body.ops:
             for inner in o.walk():
-                if isinstance(inner, Load) and (id(inner) not in stable or
-                                                id(inner.operands[0]) not in params):
-                    array = inner.operands[0].name
-                    return (f"'{array}' is a local array" if id(inner.operands[0]) not in params
-                            else f"'{array}' is written after it is read")
-                if isinstance(inner, Call) and written_params(
-                        self.module.function(inner.callee), self.module):
-                    return f"'{inner.callee}' writes an array"
+                if isinstance(inner, Load):
+                    array = inner.operands[0]
+                    if id(inner) not in stable:
+                        return f"'{array.name}' is written after it is read"
+                    if id(array) not in params:
+                        return unkept(array)
+                if isinstance(inner, Call):
+                    if written_params(self.module.function(inner.callee), self.module):
+                        return f"'{inner.callee}' writes an array"
+                    for array in (a for a in inner.operands if is_array(a)):
+                        if (id(inner), id(array)) not in self.kept_calls:
+                            return f"'{array.name}' is written after '{inner.callee}' reads it"
+                        if id(array) not in params:
+                            return unkept(array)
         return None
 
     def rev_binomial(self, op: For, b: Builder, adj: dict[int, Value], k: int) -> None:

@@ -59,33 +59,62 @@ def substitute(fn: Function, subst: dict[int, Value]) -> None:
 
 def index_dependent(loop: For) -> set[int]:
     """The values of ``loop``'s body that may differ from one iteration to the next: those
-    computed from its index, and the indices and carried values of inner loops whose bounds
-    or initial values are (a carried value also when its loop computes one)."""
+    computed from its index; the index of an inner ``for`` whose start or step is (its stop
+    changes how many indices, not which); a value an inner loop carries when its initial
+    value or what the loop passes on is; an if's result when its condition or what a branch
+    yields is; an inner loop's results when anything in it is."""
+    from .core import If, Yield
     varies: set[int] = {id(loop.body.args[0])}
+    feeders: dict[int, list[Op]] = {}  # inner loop -> its yields, breaks and continues
+
+    def collect(region: Region, loops: list[Op]) -> None:
+        for o in region.ops:
+            if isinstance(o, (Break, Continue)) and loops:
+                feeders.setdefault(id(loops[-1]), []).append(o)
+            if isinstance(o, Yield) and loops and region is loops[-1].regions[-1]:
+                feeders.setdefault(id(loops[-1]), []).append(o)
+            for sub in o.regions:
+                collect(sub, loops + [o] if isinstance(o, (For, While)) else loops)
+
+    collect(loop.body, [])
+
+    def any_varies(values: list[Value]) -> bool:
+        return any(id(v) in varies for v in values)
 
     def touched(op: Op) -> bool:
-        return any(id(v) in varies for o in op.walk() for v in o.operands) or any(
-            id(a) in varies for o in op.walk() for r in o.regions for a in r.args)
+        return any(any_varies(o.operands) for o in op.walk()) or any(
+            any_varies(r.args) for o in op.walk() for r in o.regions)
+
+    def mark(values: list[Value]) -> bool:
+        new = [v for v in values if id(v) not in varies]
+        varies.update(id(v) for v in new)
+        return bool(new)
 
     def visit(region: Region) -> bool:
         grew = False
         for o in region.ops:
-            before = len(varies)
             if isinstance(o, (For, While)):
-                if isinstance(o, For) and any(id(v) in varies for v in o.operands[:3]):
-                    varies.add(id(o.body.args[0]))
-                carried = [a for r in o.regions for a in (r.args[1:] if isinstance(o, For)
-                                                           else r.args)]
-                if any(id(v) in varies for v in (o.inits if isinstance(o, For) else o.operands)):
-                    varies.update(id(a) for a in carried)
+                inits = o.inits if isinstance(o, For) else o.operands
+                if isinstance(o, For) and any_varies([o.operands[0], o.operands[2]]):
+                    grew |= mark([o.body.args[0]])
+                for j, init in enumerate(inits):
+                    passed = [f.operands[j] for f in feeders.get(id(o), [])]
+                    if id(init) in varies or any_varies(passed):
+                        grew |= mark([r.args[j + 1] if isinstance(o, For) else r.args[j]
+                                      for r in o.regions])
             for sub in o.regions:
-                visit(sub)
-            if isinstance(o, (For, While)) and touched(o):
-                varies.update(id(a) for r in o.regions
-                              for a in (r.args[1:] if isinstance(o, For) else r.args))
-            if o.regions and touched(o) or any(id(v) in varies for v in o.operands):
-                varies.update(id(r) for r in o.results)
-            grew |= len(varies) != before
+                grew |= visit(sub)
+            if isinstance(o, If):
+                ys = [r.terminator for r in o.regions]
+                for j, res in enumerate(o.results):
+                    if id(o.operands[0]) in varies or any(
+                            isinstance(y, Yield) and id(y.operands[j]) in varies for y in ys):
+                        grew |= mark([res])
+            elif o.regions:
+                if touched(o):
+                    grew |= mark(o.results)
+            elif any_varies(o.operands):
+                grew |= mark(o.results)
         return grew
 
     while visit(loop.body):

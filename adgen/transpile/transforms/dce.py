@@ -192,29 +192,37 @@ def same_yields(fn: Function) -> bool:
 
 
 def prange_invariants(fn: Function) -> bool:
-    """A value a prange carries and every iteration passes on unchanged (the adjoint of a
-    sum) is its initial value:
+    """A value a prange (or a loop inside one) carries and every iteration passes on unchanged
+    (the adjoint of a sum) is its initial value:
 
         %s.1 = prange ... iter(%s = %a) { ... use %s ...; yield %s }   ==>   uses of %a
 
-    so that the iterations share it instead of carrying it (``dce`` then drops the slot)."""
+    so that the iterations share it instead of carrying it (``dce`` then drops the slot).
+    Loops outside pranges keep such slots (and the adjoint's names: ``totalb``)."""
     s = structure(fn)
     feeders: dict[int, list[Op]] = {}
     for op in fn.walk():
         if isinstance(op, Yield):
             parent = parent_op(s, op)
-            if isinstance(parent, For):
+            if isinstance(parent, (For, While)) and s.region_of_op[id(op)] is parent.regions[-1]:
                 feeders.setdefault(id(parent), []).append(op)
         elif isinstance(op, (Break, Continue)) and id(op) in s.loop_of:
             feeders.setdefault(id(s.loop_of[id(op)]), []).append(op)
-    subst: dict[int, Value] = {}
+    loops: list[Op] = []
     for op in fn.walk():
-        if not (isinstance(op, For) and op.parallel):
-            continue
-        for j, arg in enumerate(op.body.args[1:]):
-            if all(t.operands[j] is arg for t in feeders.get(id(op), [])):
-                subst[id(op.results[j])] = op.inits[j]
-                subst[id(arg)] = op.inits[j]
+        if isinstance(op, For) and op.parallel:
+            loops += [o for o in op.walk() if isinstance(o, (For, While))]
+    subst: dict[int, Value] = {}
+    for op in dict.fromkeys(loops):  # (nested pranges are walked twice)
+        inits = op.operands[3:] if isinstance(op, For) else op.operands
+        for j, init in enumerate(inits):
+            args = [r.args[j + 1] if isinstance(op, For) else r.args[j] for r in op.regions]
+            body_arg = args[-1]
+            if all(t.operands[j] is body_arg for t in feeders.get(id(op), [])) and \
+                    id(op.results[j]) not in subst:
+                subst[id(op.results[j])] = init
+                for a in args:
+                    subst[id(a)] = init
     if not subst:
         return False
     substitute(fn, subst)
