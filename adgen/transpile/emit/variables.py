@@ -405,9 +405,11 @@ class Variables:
         index = {n: i for i, n in enumerate(self.fn.param_names)}
         for i, v in enumerate(self.fn.params):
             name = cname[i]
+            # (nbdirs is read by every loop over directions, which the IR does not show)
+            live_to_end = isinstance(v.type, (ArrayType, VecType)) or \
+                self.fn.param_names[i] == self.fn.nbdirs
             var = Var(name, self.ctype(v.type), isinstance(v.type, VecType), name, self.fn.body,
-                      end=self.last_use(v) if not isinstance(v.type, (ArrayType, VecType)) else 1 << 30,
-                      declared=True)
+                      end=1 << 30 if live_to_end else self.last_use(v), declared=True)
             self.bind(v, var)
             self.vars.append(var)
             if isinstance(v.type, ArrayType):
