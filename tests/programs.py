@@ -48,7 +48,15 @@ forward sweep decided and overwrote:
 * recursion: a recursive helper often takes an array (read, or written in
   place), calls itself plainly, in one branch of an ``if`` or in a loop of
   ``2`` or ``m`` trips, and the entry calls it in its loops
-  (:func:`recursion_in_loop`).
+  (:func:`recursion_in_loop`);
+* ``prange`` loops (:func:`prange_loop`), whose iterations are independent:
+  element-wise writes ``out[i] = ...`` (also ``out[i - 1]``, ``out[i, j]``,
+  in-place ``out[i] *= e``), stencil reads of other arrays at ``i - 1``,
+  ``i``, ``i + 1`` guarded by their bounds (:func:`stencil`; in reverse mode
+  the iterations then add to the same adjoint elements), sums ``s += e`` /
+  ``s -= e`` into a fresh or an earlier variable (plain, in an ``if``, or in
+  an inner ``range`` loop), inner sequential loops summing into a local,
+  ``continue``, nested pranges, and random statements besides.
 
 Now and then names are awkward on purpose (``AWKWARD_NAMES``: C keywords and
 macros, libm names, adgen's own tangent and temporary names), since generated
@@ -92,6 +100,18 @@ sequential loops, as people write them).
 * A recursive helper starts with ``if m <= 0: return ...`` and calls itself
   on ``m - 1``: once, in a branch, or in a loop of ``2`` or ``m`` trips
   (``m <= 4``, so at most ``4!`` calls).
+* A prange obeys the frontend's rules and the promise it takes on trust
+  (:func:`prange_body_scope`): a variable defined before it is only summed
+  into (``s += e``, and ``s`` is read nowhere in the loop), every other one
+  is read-only inside (what the body assigns is its own, iteration-local);
+  no ``break`` directly in it and no ``return`` anywhere in it; it writes
+  only the one array ``out`` whose axis it iterates over, always at the
+  index ``i`` (or ``i - 1``...) on that axis, also in nested loops, and reads
+  ``out`` at that index only (never ``out[i + 1]``), so no iteration reads
+  an element that another writes; other arrays are read-only inside and
+  neither ``out`` nor a written array is passed to a helper.  Half the
+  programs with a prange have ``Program.openmp`` set (check them compiled
+  with ``-fopenmp``).
 * An overwrite ``x[i] = G(x[i])`` keeps the element within ``ARRAY_BOUND``
   (``sin(t) + e`` with ``|e| <= 1``, ``0.25 * t * t - e``, ``0.5 * t + 0.5 *
   e``, ``t * e`` with ``|e| <= 1``...); in :func:`inplace_update` nothing
@@ -121,7 +141,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -274,6 +294,9 @@ class ArrayVar:
     extents: tuple[Extent, ...]
     writable: bool
     elem: str = "f64"   #: "f64", or "i64" for integer arrays (elements in INT_PARAM)
+    #: per axis, the index every access must use (None: any index), or () for none: inside a
+    #: prange that writes the array, the axis it writes by the loop variable (``out[i, :]``)
+    pinned: tuple[str | None, ...] = ()
 
     @property
     def ndim(self) -> int:
@@ -323,6 +346,7 @@ class Function:
 @dataclass
 class Loop:
     allow_continue: bool
+    parallel: bool = False   #: a prange: no break directly in it, no return anywhere in it
 
 
 @dataclass
@@ -526,6 +550,8 @@ def small_int(draw, scope: Scope, lo: int, hi: int) -> IExpr:
 @st.composite
 def index(draw, scope: Scope, ext: Extent, array: ArrayVar, axis: int) -> str:
     """An index expression that is in range for an axis of extent ``ext``."""
+    if array.pinned and array.pinned[axis] is not None:
+        return array.pinned[axis]
     options: list[str] = []
     for v in scope.ints.values():
         for h in v.hints:
@@ -752,7 +778,8 @@ def helper_call(draw, scope: Scope, h: Helper, depth: int = 1) -> FExpr:
 def helper_arrays(scope: Scope, h: Helper) -> list[str]:
     """The arrays that may be passed as the array parameter of ``h``."""
     return sorted(a.name for a in scope.arrays.values()
-                  if a.ndim == 1 and a.elem == "f64" and HELPER_EXTENT[0] <= a.extents[0].lo
+                  if a.ndim == 1 and a.elem == "f64" and not a.pinned
+                  and HELPER_EXTENT[0] <= a.extents[0].lo
                   and a.extents[0].hi <= HELPER_EXTENT[1] and (a.writable or not h.writes_array))
 
 
@@ -1037,10 +1064,12 @@ def return_statement(draw, scope: Scope) -> list[str]:
 
 @st.composite
 def jump(draw, scope: Scope, returns: int = 2) -> list[str]:
-    """``break``, ``continue`` (in loops) or ``return`` (weight ``returns``) that ends a branch."""
-    options = [("return", returns)]
+    """``break``, ``continue`` (in loops) or ``return`` (weight ``returns``) that ends a branch;
+    in a prange no ``return``, and no ``break`` directly in its body."""
+    options = [("return", 0 if any(loop.parallel for loop in scope.loops) else returns)]
     if scope.loops:
-        options += [("break", 3), ("continue", 2 if scope.loops[-1].allow_continue else 0)]
+        options += [("break", 0 if scope.loops[-1].parallel else 3),
+                    ("continue", 2 if scope.loops[-1].allow_continue else 0)]
     kind = pick(draw, options)
     if kind == "return":
         return draw(return_statement(scope))
@@ -1087,21 +1116,27 @@ def loop_var(body: Scope, name: str, lo: int, hi: int, hints: tuple[Hint, ...]) 
 
 
 @st.composite
+def axis_range(draw, a: ArrayVar, k: int) -> tuple[str, int, int, tuple[Hint, ...], int]:
+    """``range(...)`` over axis ``k`` of ``a`` (every value an index of that axis)."""
+    ext = a.extents[k]
+    n = a.extent_text(k, draw)
+    form = draw(st.sampled_from([
+        (f"range({n})", 0, -1), (f"range({n} - 1)", 0, -2), (f"range(1, {n})", 1, -1),
+        (f"range(0, {n}, 2)", 0, -1), (f"range({n} - 1, -1, -1)", 0, -1),
+        (f"range({n} - 1, 0, -2)", 1, -1), (f"range(1, {n} - 1)", 1, -2),
+        (f"range({n} - 2, -1, -1)", 0, -2)]))
+    text, lo, hi = form
+    return text, lo, ext.hi + hi, (Hint(ext.sym, lo, hi),), max(ext.hi, 1)
+
+
+@st.composite
 def range_header(draw, scope: Scope) -> tuple[str, int, int, tuple[Hint, ...], int]:
     """``range(...)`` over an array axis or integer bounds: (text, lo, hi, hints, trips)."""
     axes = [(a, k) for a in scope.arrays.values() for k in range(a.ndim)]
     how = pick(draw, [("axis", 3 if axes else 0), ("int", 2)])
     if how == "axis":
         a, k = draw(st.sampled_from(sorted(axes, key=lambda p: (p[0].name, p[1]))))
-        ext = a.extents[k]
-        n = a.extent_text(k, draw)
-        form = draw(st.sampled_from([
-            (f"range({n})", 0, -1), (f"range({n} - 1)", 0, -2), (f"range(1, {n})", 1, -1),
-            (f"range(0, {n}, 2)", 0, -1), (f"range({n} - 1, -1, -1)", 0, -1),
-            (f"range({n} - 1, 0, -2)", 1, -1), (f"range(1, {n} - 1)", 1, -2),
-            (f"range({n} - 2, -1, -1)", 0, -2)]))
-        text, lo, hi = form
-        return text, lo, ext.hi + hi, (Hint(ext.sym, lo, hi),), max(ext.hi, 1)
+        return draw(axis_range(a, k))
     stop = draw(small_int(scope, -1, 5))
     form = pick(draw, [("stop", 2), ("start", 1), ("step", 1), ("down", 1), ("dynstep", 1)])
     if form == "stop":
@@ -1318,8 +1353,8 @@ def converge_loop(draw, scope: Scope, body_fn: BodyFn | None = None) -> list[str
     # the counter moves first, or (now and then) last, and then nothing may continue
     inc_last = not until and draw(st.integers(0, 2)) == 0
     body_scope = enter_loop(scope, Loop(allow_continue=not inc_last))
-    lo = 0 if inc_last else 1
-    body_scope.ints[k] = IntVar(k, lo, max(lo, n_hi - lo), body_scope.level, mutable=False)
+    lo = 0 if inc_last else 1   # k is in [0, N - 1] (incremented last) or [1, N]
+    body_scope.ints[k] = IntVar(k, lo, max(lo, n_hi - 1 + lo), body_scope.level, mutable=False)
     body = [] if inc_last else [f"{k} += 1"]
     if form == "heron":
         body.append(f"{v} = 0.5 * ({v} + {a} / {v})")
@@ -1394,6 +1429,12 @@ def float_writable(scope: Scope) -> list[str]:
     return sorted(a.name for a in scope.arrays.values() if a.writable and a.elem == "f64")
 
 
+def sweepable(scope: Scope) -> list[str]:
+    """Writable float arrays with an axis a sweep may run along (not one a prange pins)."""
+    return [n for n in float_writable(scope)
+            if not scope.arrays[n].pinned or None in scope.arrays[n].pinned]
+
+
 @st.composite
 def overwrite(draw, scope: Scope, t: str) -> str:
     """``t = G(t)``: the element ``t`` replaced by a function of its old value (the derivative
@@ -1450,8 +1491,8 @@ def inplace_sweep(draw, scope: Scope) -> list[str]:
     """A loop along one axis of an array overwriting each element in place from its old value
     and the element overwritten just before (``x[i] = 0.5 * x[i] + 0.5 * x[i - 1]``), maybe
     twice per iteration, maybe swept twice (``for r in range(2):``)."""
-    a = scope.arrays[draw(st.sampled_from(float_writable(scope)))]
-    ax = draw(st.integers(0, a.ndim - 1))
+    a = scope.arrays[draw(st.sampled_from(sweepable(scope)))]
+    ax = draw(st.sampled_from([k for k in range(a.ndim) if not a.pinned or a.pinned[k] is None]))
     ext = a.extents[ax]
     n = a.extent_text(ax, draw)
     outer = scope
@@ -1499,6 +1540,147 @@ def inplace_sweep(draw, scope: Scope) -> list[str]:
         lines.insert(0, f"{acc} = 0.0")
         define_float(scope, acc, 0.5 * ARRAY_BOUND * max(ext.hi, 1) * (2 if repeat else 1))
     return lines
+
+
+# --------------------------------------------------------------------------- parallel loops
+
+def prange_body_scope(scope: Scope, out: ArrayVar | None, axis: int, at: str,
+                      hidden: set[str]) -> Scope:
+    """The scope of a prange body: no variable from before the loop may be assigned (the
+    sums are added to by hand and are not visible, ``hidden``), and every array is read-only
+    but ``out``, whose ``axis`` is pinned to the index ``at`` (computed from the loop
+    variable), so each iteration reads and writes only its own slice of ``out``; the other
+    arrays may be read anywhere (at ``i - 1`` and ``i + 1`` too: a stencil)."""
+    body = enter_loop(scope, Loop(allow_continue=True, parallel=True))
+    body.floats = {n: replace(v, mutable=False) for n, v in body.floats.items()
+                   if n not in hidden}
+    body.ints = {n: replace(v, mutable=False) for n, v in body.ints.items()}
+    arrays: dict[str, ArrayVar] = {}
+    for n, a in body.arrays.items():
+        if out is not None and n == out.name:
+            pinned = list(a.pinned or (None,) * a.ndim)
+            pinned[axis] = at
+            arrays[n] = replace(a, pinned=tuple(pinned))
+        elif a.writable:
+            arrays[n] = replace(a, writable=False)
+        else:
+            arrays[n] = a
+    body.arrays = arrays
+    return body
+
+
+@st.composite
+def stencil(draw, body: Scope, i: str) -> list[str]:
+    """``w = 0.0; if 0 <= i - 1 < len(x): w += c * x[i - 1]; ...``: reads of an array the
+    prange does not write at neighbouring indices, guarded by its bounds (in reverse mode
+    iterations then add to the same adjoint elements)."""
+    cands = [(a, k) for a in sorted(body.arrays.values(), key=lambda a: a.name)
+             if a.elem == "f64" and not a.writable
+             for k in range(a.ndim) if not a.pinned or a.pinned[k] is None]
+    a, k = draw(st.sampled_from(cands))
+    others = [draw(index(body, e, a, kk)) if kk != k else "" for kk, e in enumerate(a.extents)]
+    w = body.fn.fresh("v")
+    lines = [f"{w} = 0.0"]
+    bound = 0.0
+    for d in draw(st.lists(st.sampled_from([-1, 1, 0]), min_size=1, max_size=3, unique=True)):
+        j = i if d == 0 else f"{i} {'+' if d > 0 else '-'} 1"
+        n = a.extent_text(k, draw)
+        guard = draw(st.sampled_from([f"0 <= {j} < {n}", f"{j} >= 0 and {j} < {n}"]))
+        c = draw(st.sampled_from([0.5, 0.25, -0.25, 1.0]))
+        elem = f"{a.name}[{', '.join(j if kk == k else o for kk, o in enumerate(others))}]"
+        lines += [f"if {guard}:", f"    {w} += {ffmt(c)} * {elem}"]
+        bound += abs(c) * ARRAY_BOUND
+    define_float(body, w, bound)
+    return lines
+
+
+@st.composite
+def add_to_sum(draw, scope: Scope, name: str, c: float, op: str, simple: bool = False
+               ) -> list[str]:
+    """``name += c * e`` (or ``-=``) with ``|e| <= 1``; with ``simple``, after a few simple
+    statements (the body of an inner loop)."""
+    lines = draw(simple_block(scope, 0, 1)) if simple else []
+    return lines + [f"{name} {op} {ffmt(c)} * {draw(float_expr(scope, 2, 1.0)).text}"]
+
+
+@st.composite
+def prange_loop(draw, scope: Scope) -> list[str]:
+    """``for i in prange(...)``, iterations independent: element-wise writes ``out[i] = ...``
+    (``out`` read only at its own slice), stencil reads of other arrays, sums ``s += e`` (``s``
+    defined before the loop, fresh or not, read nowhere in it; in an ``if`` or in an inner
+    ``range`` loop too), an inner sequential loop summing into an iteration-local value, and
+    random statements that assign only the iteration's own locals; ``continue`` but no
+    ``break`` directly in it, no ``return`` in it, maybe a nested prange."""
+    fn = scope.fn
+    i = scope.free_loop_name()
+    targets = [(a, k) for a in sorted(scope.arrays.values(), key=lambda a: a.name) if a.writable
+               for k in range(a.ndim) if not a.pinned or a.pinned[k] is None]
+    out: ArrayVar | None = None
+    axis, at = 0, i
+    if targets and draw(st.integers(0, 3)) > 0:
+        out, axis = draw(st.sampled_from(targets))
+        text, lo, hi, hints, trips = draw(axis_range(out, axis))
+        h = hints[0]
+        shifts = [d for d in (-1, 1) if h.lo + d >= 0 and h.hi + d <= -1]
+        d = int(pick(draw, [("0", 4)] + [(str(d), 1) for d in shifts]))
+        if d:
+            at = f"{i} {'+' if d > 0 else '-'} 1"
+    else:
+        text, lo, hi, hints, trips = draw(range_header(scope))
+    # the sums: fresh variables, or one defined before at this loop depth
+    n_sums = int(pick(draw, [("0", 2 if out is not None else 0), ("1", 3), ("2", 1)]))
+    sums: list[tuple[str, bool]] = []   # (name, fresh)
+    for _ in range(n_sums):
+        old = sorted(v.name for v in mutable_floats(scope) if v.level == scope.level
+                     and v.name not in {n for n, _ in sums})
+        if old and draw(st.integers(0, 3)) == 0:
+            sums.append((draw(st.sampled_from(old)), False))
+        else:
+            sums.append((fn.fresh("v"), True))
+    body = prange_body_scope(scope, out, axis, at, {n for n, _ in sums})
+    loop_var(body, i, lo, hi, hints)
+    lines: list[str] = []
+    deeper = body.depth < fn.max_depth
+    if any(not a.writable and a.elem == "f64" and (not a.pinned or None in a.pinned)
+           for a in body.arrays.values()) and draw(st.integers(0, 2)) > 0:
+        lines += draw(stencil(body, i))
+    lines += draw(block(body, 0 if lines or out else 1, 2))
+    if deeper and draw(st.integers(0, 3)) == 0:  # an inner loop, often summing into a local
+        lines += draw(for_loop(body))
+    if out is not None:
+        lines += draw(array_write(body, [out.name]))
+    bounds: dict[str, float] = {}
+    for name, _ in sums:
+        c = draw(st.sampled_from([0.5, 0.25, 1.0]))
+        op = draw(st.sampled_from(["+=", "-="]))
+        where = pick(draw, [("plain", 4), ("if", 2), ("loop", 1 if deeper else 0)])
+        if where == "loop":
+            lines += draw(for_loop(body, lambda s, name=name, c=c, op=op:
+                                   add_to_sum(s, name, c, op, simple=True)))
+            bounds[name] = c * trips * 10   # inner range loops make fewer than 10 trips
+        elif where == "if":
+            lines += [f"if {draw(condition(body, 1))}:"]
+            lines += indent(draw(add_to_sum(body.child(), name, c, op)))
+            bounds[name] = c * trips
+        else:
+            lines += draw(add_to_sum(body, name, c, op))
+            bounds[name] = c * trips
+    head: list[str] = []
+    inits: dict[str, float] = {}
+    for name, fresh in sums:
+        if not fresh:
+            continue
+        e = draw(float_expr(scope, 1)) if draw(st.integers(0, 3)) == 0 else FExpr("0.0", 0.0)
+        head.append(f"{name} = {e.text}")
+        inits[name] = e.bound
+    for name, fresh in sums:
+        if fresh:
+            define_float(scope, name, inits[name] + bounds[name])
+        else:
+            v = scope.floats[name]
+            v.bound += bounds[name]
+            scope.touch(name)
+    return head + [f"for {i} in p{text}:"] + indent(lines or ["pass"])
 
 
 # --------------------------------------------------------------------------- recursion in loops
@@ -1598,6 +1780,7 @@ def statement(draw, scope: Scope) -> list[str]:
     deep = scope.depth < fn.max_depth
     writable = any(a.writable for a in scope.arrays.values())
     float_arrays_w = bool(float_writable(scope))
+    sweep_ok = bool(sweepable(scope))
     options = [
         ("new_float", 6), ("update_float", 4 if mutable_floats(scope) else 0),
         ("new_int", 1), ("update_int", 1 if mutable_ints(scope) else 0),
@@ -1611,8 +1794,9 @@ def statement(draw, scope: Scope) -> list[str]:
         ("converge", 1 if deep else 0),
         ("nested", 1 if scope.depth + 2 <= fn.max_depth else 0),
         ("inplace", 2 if float_arrays_w else 0),
-        ("sweep", 1 if deep and float_arrays_w else 0),
+        ("sweep", 1 if deep and sweep_ok else 0),
         ("recursion_loop", 2 if deep and recursive_helpers(scope) else 0),
+        ("prange", 2 if deep else 0),
     ]
     kind = pick(draw, options)
     if kind == "jump":  # a conditional jump: if c: break / continue / return
@@ -1624,6 +1808,7 @@ def statement(draw, scope: Scope) -> list[str]:
         "call": unpack_call, "assert": assert_statement, "tuple_assign": tuple_assign,
         "chained_assign": chained_assign, "converge": converge_loop, "nested": nested_loops,
         "inplace": inplace_update, "sweep": inplace_sweep, "recursion_loop": recursion_in_loop,
+        "prange": prange_loop,
     }[kind]
     return draw(strategy(scope))
 
@@ -1654,6 +1839,9 @@ class Program:
     entry: str
     args: tuple[Any, ...]
     helper_args: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    #: check it compiled with -fopenmp (drawn for half the programs with a prange), so that
+    #: its prange loops run in parallel
+    openmp: bool = False
 
     @property
     def all_args(self) -> dict[str, tuple[Any, ...]]:
@@ -1666,7 +1854,8 @@ class Program:
         return path
 
     def __repr__(self) -> str:  # Hypothesis prints this for the falsifying example
-        return f"Program(entry={self.entry!r}, args={self.args!r})\n{self.source}"
+        return (f"Program(entry={self.entry!r}, args={self.args!r}, openmp={self.openmp!r})\n"
+                f"{self.source}")
 
 
 def annotation(draw: Callable[[Any], Any], p: Param) -> str:
@@ -1837,8 +2026,8 @@ def programs(draw, max_helpers: int = 2) -> Program:
         constants[f"C{k}"] = draw(st.sampled_from([0.5, 0.75, 1.25, -0.5, 2.0]))
     if draw(st.integers(0, 3)) == 0:
         constants["K0"] = draw(st.sampled_from([2, 3, -1]))
-    header = ["import math", "", "import numpy as np", "", "from adgen import Array, f64, i32, i64, zeros",
-              ""]
+    header = ["import math", "", "import numpy as np", "",
+              "from adgen import Array, f64, i32, i64, prange, zeros", ""]
     header += [f"{k} = {v!r}" for k, v in constants.items()]
     chunks: list[list[str]] = []
     helpers: list[Helper] = []
@@ -1888,4 +2077,5 @@ def programs(draw, max_helpers: int = 2) -> Program:
     for c in chunks:
         body += ["", ""] + c
     source = "\n".join(header + body) + "\n"
-    return Program(source, entry, args, helper_args)
+    openmp = "prange(" in source and draw(st.booleans())
+    return Program(source, entry, args, helper_args, openmp)

@@ -4,11 +4,17 @@ Each program from ``programs.programs()`` is written to a temporary file and
 validated with ``adgen.check``: the compiled primal against CPython, the
 tangent against central finite differences and the vector tangent against
 scalar tangents, for every function of the module at the generated arguments.
-On failure the program and the report table are printed.
+On failure the program and the report table are printed.  Half the programs
+with a ``prange`` loop (``Program.openmp``) are compiled with ``-fopenmp``, so
+that their prange loops run in parallel (sums as OpenMP reductions, adjoints
+of shared arrays accumulated atomically); the others run them in sequence.
 
 The check runs in a child process (:class:`CheckWorker`), so a transpiler
 that hangs or generated code that crashes fails one example instead of
-taking the test session down.
+taking the test session down.  The child is started by a fork server, not
+forked from the test process: libgomp is not fork-safe, and a child forked
+from a process that has run an OpenMP loop (tests/test_prange.py does, in
+the test process) hangs in its first parallel loop.
 
 Failures found this way are reduced by hand to small modules in
 ``tests/regressions/``; ``test_regression`` checks each of them with the
@@ -45,11 +51,11 @@ def _serve(conn: Any) -> None:
 
     while True:
         try:
-            path, args = conn.recv()
+            path, args, options = conn.recv()
         except EOFError:
             return
         try:
-            report = adgen.check(path, args=args)
+            report = adgen.check(path, args=args, **options)
             conn.send(("ok" if report.ok else "failed", report.table()))
         except Exception:  # noqa: BLE001 - any exception is a finding: report it, keep serving
             conn.send(("error", traceback.format_exc()))
@@ -63,7 +69,7 @@ class CheckWorker:
         self.conn: Any = None
 
     def start(self) -> None:
-        ctx = multiprocessing.get_context("fork")
+        ctx = multiprocessing.get_context("forkserver")  # not fork: see the module docstring
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_serve, args=(child,), daemon=True)
         self.proc.start()
@@ -75,11 +81,13 @@ class CheckWorker:
             self.proc.join()
             self.proc = None
 
-    def check(self, path: str, args: dict[str, Any] | None = None) -> tuple[str, str]:
-        """("ok" | "failed" | "error" | "timeout" | "crashed", report table or message)."""
+    def check(self, path: str, args: dict[str, Any] | None = None,
+              **options: Any) -> tuple[str, str]:
+        """("ok" | "failed" | "error" | "timeout" | "crashed", report table or message);
+        ``options`` go to ``adgen.check`` (``openmp=True``)."""
         if self.proc is None or not self.proc.is_alive():
             self.start()
-        self.conn.send((path, args))
+        self.conn.send((path, args, options))
         if not self.conn.poll(TIMEOUT):
             self.stop()
             return "timeout", f"adgen.check did not finish within {TIMEOUT:.0f} s"
@@ -101,10 +109,11 @@ def worker() -> Any:
 def check_program(w: CheckWorker, program: Program) -> None:
     with tempfile.TemporaryDirectory(prefix="adgen-random-") as d:
         path = program.write(d)
-        status, text = w.check(path, program.all_args)
+        status, text = w.check(path, program.all_args, openmp=program.openmp)
     if status != "ok":  # pytest shows this output with the failure
         print(program.source)
         print(f"arguments: {program.all_args!r}")
+        print(f"compiled with -fopenmp: {program.openmp}")
         print(text)
     assert status == "ok", f"{status} (the program is printed above)\n{text}"
 
