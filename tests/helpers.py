@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
@@ -20,3 +22,20 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
 def compile_strict(c_file: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["gcc", *STRICT_CFLAGS, *extra, "-c", str(c_file), "-o", str(out)],
                           capture_output=True, text=True, check=False)
+
+
+def check_goldens(outputs: Iterable[Any], directory: Path, update: bool) -> None:
+    """Compare each emitted source and header with its golden file in ``directory`` (or,
+    with ``update``, write it there)."""
+    for emitted in outputs:
+        for f in (emitted.source, emitted.header):
+            golden = directory / f.name
+            if update:
+                directory.mkdir(exist_ok=True)
+                golden.write_text(f.text)
+                continue
+            where = golden.relative_to(ROOT)
+            assert golden.exists(), f"missing golden {where}: run pytest --update-goldens"
+            assert f.text == golden.read_text(), (
+                f"{f.name} differs from {where}; if the change is intended, run "
+                "pytest --update-goldens and review the diff")

@@ -14,7 +14,7 @@ import adgen
 from adgen.api import transpile
 from adgen.cuda import device_count
 from adgen.transpile.frontend.diagnostics import AdgenError
-from helpers import EXAMPLES, ROOT, run_cli
+from helpers import EXAMPLES, ROOT, check_goldens, run_cli
 
 KERNELS = ROOT / "examples" / "kernels.py"
 MODES = ("primal", "forward", "reverse", "hvp")
@@ -190,19 +190,8 @@ def test_check_from_the_command_line_with_the_emulation(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("example", CUDA_EXAMPLES[:1], ids=lambda p: p.stem)
 def test_golden(example: Path, update_goldens: bool) -> None:
-    golden_dir = Path(__file__).parent / "golden" / "cuda"
-    t = transpile(str(example), MODES, target="cuda")
-    for emitted in t.outputs.values():
-        for f in (emitted.source, emitted.header):  # type: ignore[attr-defined]
-            golden = golden_dir / f.name
-            if update_goldens:
-                golden_dir.mkdir(exist_ok=True)
-                golden.write_text(f.text)
-                continue
-            assert golden.exists(), f"missing golden {golden.name}: run pytest --update-goldens"
-            assert f.text == golden.read_text(), (
-                f"{f.name} differs from tests/golden/cuda/{f.name}; if the change is intended, "
-                "run pytest --update-goldens and review the diff")
+    check_goldens(transpile(str(example), MODES, target="cuda").outputs.values(),
+                  Path(__file__).parent / "golden" / "cuda", update_goldens)
 
 
 class FakeRuntime:

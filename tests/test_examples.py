@@ -8,7 +8,7 @@ import pytest
 
 import adgen
 from adgen.api import transpile
-from helpers import EXAMPLES, compile_strict, run_cli
+from helpers import EXAMPLES, check_goldens, compile_strict, run_cli
 
 MODES = ("primal", "forward", "vector-forward", "reverse", "vector-reverse", "hvp", "vector-hvp")
 GOLDEN = Path(__file__).parent / "golden"
@@ -42,17 +42,7 @@ def test_generated_c_compiles_cleanly(example: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
 def test_golden(example: Path, update_goldens: bool) -> None:
-    t = transpile(str(example), MODES)
-    for emitted in t.outputs.values():
-        for f in (emitted.source, emitted.header):  # type: ignore[attr-defined]
-            golden = GOLDEN / f.name
-            if update_goldens:
-                golden.write_text(f.text)
-                continue
-            assert golden.exists(), f"missing golden {golden.name}: run pytest --update-goldens"
-            assert f.text == golden.read_text(), (
-                f"{f.name} differs from tests/golden/{f.name}; if the change is intended, run "
-                "pytest --update-goldens and review the diff")
+    check_goldens(transpile(str(example), MODES).outputs.values(), GOLDEN, update_goldens)
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)

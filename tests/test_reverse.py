@@ -343,28 +343,33 @@ def test_split_halves_read_again_the_arrays_every_caller_keeps(tmp_path: Path) -
     assert report.ok, report.table()
 
 
+#: a time-stepping loop (x, v carried; an inner loop and an exp a step), {directive} its
+#: directive comment
+TIME_LOOP = textwrap.dedent('''
+    import math
+
+    from adgen import Array, f64
+
+
+    def integrate(x0: float, h: float, w: Array[f64], steps: int) -> float:
+        x = x0
+        v = 0.0
+        for t in range(steps):{directive}
+            force = 0.0
+            for j in range(len(w)):
+                force += w[j] * math.sin(x * (j + 1))
+            v = v + h * force * math.exp(-0.1 * v * v)
+            x = x + h * v
+        return x * x + v
+    ''').lstrip()
+
+
 def test_checkpointed_loop_tapes_its_carried_values_only(tmp_path: Path) -> None:
     # a time-stepping loop: x and v carried, an inner loop and exp per step.  Taped, each step
     # saves the inner loop's sines, the exp and the carried values; with '# adgen: checkpoint'
     # the forward sweep saves x and v (16 bytes a step) and the reverse sweep computes each
     # step again from them, its inner loop taped for that step only
-    source = textwrap.dedent('''
-        import math
-
-        from adgen import Array, f64
-
-
-        def integrate(x0: float, h: float, w: Array[f64], steps: int) -> float:
-            x = x0
-            v = 0.0
-            for t in range(steps):{directive}
-                force = 0.0
-                for j in range(len(w)):
-                    force += w[j] * math.sin(x * (j + 1))
-                v = v + h * force * math.exp(-0.1 * v * v)
-                x = x + h * v
-            return x * x + v
-        ''').lstrip()
+    source = TIME_LOOP
     grads, tapes = [], []
     for name, directive in (("taped", ""), ("checkpointed", "  # adgen: checkpoint")):
         path = tmp_path / f"{name}.py"
@@ -387,23 +392,7 @@ def test_checkpointed_loop_tapes_its_carried_values_only(tmp_path: Path) -> None
 def test_binomial_checkpointing_of_a_long_time_loop(tmp_path: Path) -> None:
     # 100,000 steps with at most 20 snapshots: the tape holds one step's sines (the state
     # snapshots are the 20 slots of local arrays), and the gradient is the taped one
-    source = textwrap.dedent('''
-        import math
-
-        from adgen import Array, f64
-
-
-        def integrate(x0: float, h: float, w: Array[f64], steps: int) -> float:
-            x = x0
-            v = 0.0
-            for t in range(steps):{directive}
-                force = 0.0
-                for j in range(len(w)):
-                    force += w[j] * math.sin(x * (j + 1))
-                v = v + h * force * math.exp(-0.1 * v * v)
-                x = x + h * v
-            return x * x + v
-        ''').lstrip()
+    source = TIME_LOOP
     grads, tapes = [], []
     for name, directive in (("taped", ""), ("binomial", "  # adgen: binomial(20)")):
         path = tmp_path / f"{name}.py"

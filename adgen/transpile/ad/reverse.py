@@ -618,19 +618,16 @@ class AdjointFunction:
         saved = (dict(self.map), dict(self.fwd_region), dict(self.choices), dict(self.trips))
         if recompute:
             assert isinstance(op, For)
-            self.recompute_iteration(op, region)
+            # a prange's sums are not needed (their adjoint is the same in every iteration);
+            # the values a checkpointed loop carries are those of the forward sweep, which
+            # the tape brings back (record.py: block arguments of a loop body)
+            zb = Builder(region, op.loc)
+            state = [zb.const(0, a.type) for a in body.args[1:]] if op.parallel else None
+            self.recompute_iteration(op, region, riv, state)
         self.mirror[id(region)] = self.fwd_region[id(body)]
         if iv is not None:
             self.preseed[(id(region), id(iv[1]))] = riv
-        bb = Builder(region, op.loc)
-        badj: dict[int, Value] = {id(v): a for v, a in zip(free, acc, strict=True)}
-        y = body.terminator
-        assert isinstance(y, Yield)
-        for j, c in zip(slots, cb, strict=True):
-            self.accumulate(bb, badj, y.operands[j], c)
-        self.reverse_ops(body.ops[:-1], bb, badj)
-        outs = [badj.get(id(carried[j])) or self.zero(bb, carried[j]) for j in slots]
-        outs += [badj[id(v)] for v in free]
+        outs = self.reverse_body(op, Builder(region, op.loc), slots, cb, free, acc)
         region.ops.append(Yield(outs, [], op.loc))
         if recompute:  # what follows the loop refers to the forward sweep again
             self.map, self.fwd_region, self.choices, self.trips = saved
@@ -645,19 +642,17 @@ class AdjointFunction:
             self.accumulate(b, adj, op.inits[j], r)
         return new
 
-    def recompute_iteration(self, op: For, region: Region) -> None:
-        """Put at the start of ``region`` (the adjoint loop's body) a copy of ``op``'s body
-        without its stores (the arrays already hold what they wrote), reading the adjoint
-        loop's index.  The reverse of the body is then built on this copy.  A prange's sums
-        are not needed (their adjoint is the same in every iteration); the values a
-        checkpointed loop carries are those of the forward sweep, which the tape brings back
-        (``record.py``: block arguments of a loop body, saved like its other values)."""
+    def recompute_iteration(self, op: For, region: Region, index: Value,
+                            state: list[Value] | None) -> None:
+        """Append to ``region`` a copy of ``op``'s body without its stores (the arrays already
+        hold what they wrote), for loop index ``index`` and carried values ``state`` (None:
+        those of the forward sweep).  The values of the copy are visible as is in
+        ``region`` (``record.py``), where the reverse of the body is then built."""
         body = op.body
-        self.map[id(body.args[0])] = region.args[0]
-        b = Builder(region, op.loc)
-        if op.parallel:
-            for a in body.args[1:]:
-                self.map[id(a)] = b.const(0, a.type)
+        self.map[id(body.args[0])] = index
+        if state is not None:
+            for a, v in zip(body.args[1:], state, strict=True):
+                self.map[id(a)] = v
         start = len(region.ops)
         self.clone_ops(body.ops[:-1], region)
         _drop_stores(region)
@@ -856,26 +851,23 @@ class AdjointFunction:
         """In ``region``: step ``t`` of ``op`` computed again from ``state`` (its inner loops
         tape within the step), then reversed; returns the adjoints of the carried values on
         entry to the step (``slots``) and of the free values."""
-        body = op.body
         b = Builder(region, op.loc)
-        self.map[id(body.args[0])] = self.iteration_index(b, t, start, s)
-        for a, v in zip(body.args[1:], state, strict=True):
-            self.map[id(a)] = v
-        first = len(region.ops)
-        self.clone_ops(body.ops[:-1], region)
-        _drop_stores(region)
-        self.recomputed.update(id(o) for o in region.ops[first:] if o.regions)
-        self.recomputing.add(id(region))
-        # (every load of the body is one, see ``why_not_recompute``)
-        self.reloadable_copies |= {id(self.map[id(o.results[0])]) for top in body.ops
-                                   for o in top.walk() if isinstance(o, Load)}
+        self.recompute_iteration(op, region, self.iteration_index(b, t, start, s), state)
+        return self.reverse_body(op, b, slots, carried_b, free, acc)
+
+    def reverse_body(self, op: For | While, b: Builder, slots: list[int], carried_b: list[Value],
+                     free: list[Value], acc: list[Value]) -> list[Value]:
+        """The reverse of one iteration of ``op``'s body, given the adjoints of the values it
+        passes on (``carried_b``, for ``slots``) and of the free values so far (``acc``);
+        returns the adjoints of the carried values on entry, then of the free values."""
+        body = op.body
+        carried = body.args[1:] if isinstance(op, For) else body.args
         badj: dict[int, Value] = {id(v): a for v, a in zip(free, acc, strict=True)}
         y = body.terminator
         assert isinstance(y, Yield)
         for j, c in zip(slots, carried_b, strict=True):
             self.accumulate(b, badj, y.operands[j], c)
         self.reverse_ops(body.ops[:-1], b, badj)
-        carried = body.args[1:]
         outs = [badj.get(id(carried[j])) or self.zero(b, carried[j]) for j in slots]
         return outs + [badj[id(v)] for v in free]
 
