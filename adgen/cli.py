@@ -158,6 +158,9 @@ def run(argv: Sequence[str]) -> int:
         return EXIT_BAD_INPUT
     try:
         check_modes(modes)
+        if args.target != "cuda" and (args.emulate or args.arch):
+            raise UsageError(f"{'--emulate' if args.emulate else '--arch'} applies to "
+                             "--target cuda")
         verbose(f"transpiling {path} ({', '.join(modes)})")
         t = transpile(path, modes, functions=args.functions, wrt=args.wrt, of=args.of,
                       head=args.head, precision=args.precision, debug=args.debug,
@@ -228,9 +231,6 @@ def run(argv: Sequence[str]) -> int:
     try:
         if args.source and not (args.build or args.check):
             raise UsageError("--source needs --build or --check")
-        if args.target != "cuda" and (args.emulate or args.arch):
-            raise UsageError(f"{'--emulate' if args.emulate else '--arch'} applies to "
-                             "--target cuda")
         if args.build:
             verbose("compiling with " + ("nvcc" if args.target == "cuda" else "gcc"))
             from .api import unit_of

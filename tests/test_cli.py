@@ -90,6 +90,8 @@ def test_bad_option_values_exit_2(tmp_path: Path) -> None:
         (["--functions", "missing"], "no function named 'missing'"),
         (["--target", "cuda", "--mode", "vector-reverse"], "not supported on the CUDA target yet"),
         (["--target", "cuda"], "indexes the array 'x' outside a prange"),
+        (["--emulate", "--check"], "--emulate applies to --target cuda"),
+        (["--target", "cuda", "--debug"], "--debug is not supported on the CUDA target yet"),
         (["--mode", "sideways"], "invalid choice"),
     ]:
         r = run_cli(str(ROSEN), *args, "-o", str(tmp_path / "x"))
