@@ -15,11 +15,13 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .lang import Array, custom_vjp, f32, f64, i32, i64, prange, zeros  # noqa: E402
+from .lang import (  # noqa: E402
+    Array, custom_jvp, custom_vjp, external, f32, f64, grad, i32, i64, jvp, prange, zeros,
+)
 
-__all__ = ["AdgenError", "AdgenWarning", "Array", "LoadError", "UsageError", "check", "custom_vjp",
-           "f32", "f64",
-           "hessian", "i32", "i64", "jacobian", "load", "prange", "zeros", "__version__"]
+__all__ = ["AdgenError", "AdgenWarning", "Array", "LoadError", "UsageError", "check", "custom_jvp", "custom_vjp",
+           "external", "f32", "f64", "grad",
+           "hessian", "i32", "i64", "jacobian", "jvp", "load", "prange", "zeros", "__version__"]
 
 
 def __getattr__(name: str):  # lazy: keep `from adgen import Array` cheap for CPython runs

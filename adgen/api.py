@@ -202,7 +202,37 @@ def unit_of(t: Transpiled) -> Unit:
         files[emitted.source.name] = emitted.source.text
         files[emitted.header.name] = emitted.header.text
         cdef += emitted.cdef
-    return Unit(files, cdef)
+    headers = [name for name in files if name.endswith(".h")]
+    include_dirs: list[str] = []
+    for k, path in enumerate(external_sources(t)):
+        name = f"external/{k}_{os.path.basename(path)}"
+        files[name] = external_unit_text(path, headers)
+        include = os.path.dirname(os.path.abspath(path))
+        if include not in include_dirs:
+            include_dirs.append(include)
+    return Unit(files, cdef, tuple(include_dirs))
+
+
+def external_sources(t: Transpiled) -> list[str]:
+    """The C files of the module's ``@external`` functions (paths as the module names them,
+    relative to the current directory when the module's path is), in module order."""
+    return list(dict.fromkeys(fn.external.path for fn in t.module.functions
+                              if fn.external is not None))
+
+
+def external_unit_text(path: str, headers: list[str]) -> str:
+    """The text compiled for the C file of an ``@external`` function: the generated headers
+    first, so that the compiler checks its definitions against the prototypes the generated
+    code calls, then the file as written (``#line``: messages name the user's file)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read the external C file {path}: "
+                         f"{getattr(exc, 'strerror', None) or exc}") from None
+    quoted = path.replace("\\", "\\\\").replace('"', '\\"')
+    includes = "".join(f'#include "{h}"\n' for h in sorted(headers))
+    return f"{includes}#line 1 \"{quoted}\"\n{text}"
 
 
 def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> AdgenModule:
@@ -218,8 +248,8 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
         assert isinstance(emitted, EmittedModule)
         ir = t.ir[mode]
         for fn in ir.functions:
-            if emitted.signatures[fn.name].is_static:  # device functions on CUDA too
-                continue
+            if emitted.signatures[fn.name].is_static or fn.external is not None:
+                continue  # device functions on CUDA too; C functions given with @external
             written = {fn.param_names[i] for i in written_params(fn, ir)}
             calls.setdefault(fn.primal, {})[mode] = _Call(fn, emitted.signatures[fn.name], lib, ffi,
                                                          written, device)

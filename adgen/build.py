@@ -51,10 +51,13 @@ class BuildError(Exception):
 
 @dataclass(frozen=True)
 class Unit:
-    """One generated translation unit: file name -> text, plus its cffi declarations."""
+    """One generated translation unit: file name -> text, plus its cffi declarations.  The
+    C files of ``@external`` functions are among the files (``external/NAME.c``);
+    ``include_dirs`` are their directories, searched for the headers they include."""
 
     files: dict[str, str]
     cdef: str
+    include_dirs: tuple[str, ...] = ()
 
 
 def runtime_header() -> str:
@@ -100,10 +103,18 @@ def cache_root() -> Path:
     return Path(base) / "adgen"
 
 
+#: the library's calls of its own functions bind to them, never to a symbol of the same name
+#: loaded before it (glibc still exports `step` and `advance` of the old <regexp.h>: a module
+#: function `step` called through cffi would otherwise run glibc's)
+LINK_FLAGS = ("-Wl,-Bsymbolic",)
+
+
 def _key(name: str, unit: Unit, cflags: tuple[str, ...]) -> str:
     h = hashlib.sha256()
-    for part in (name, unit.cdef, repr(cflags), compiler_version(), sys.version, __version__,
-                 runtime_header(), *[f"{k}\0{v}" for k, v in sorted(unit.files.items())]):
+    for part in (name, unit.cdef, repr(cflags), repr(LINK_FLAGS), compiler_version(),
+                 sys.version, __version__,
+                 runtime_header(), *[f"{k}\0{v}" for k, v in sorted(unit.files.items())],
+                 *unit.include_dirs):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:16]
@@ -180,7 +191,8 @@ def _compile_cuda(path: Path, unit: Unit, flags: tuple[str, ...]) -> None:
              "adgen_runtime_cuda.cuh": runtime_cuda_header()}
     with _staging(path.parent, files) as tmp:
         sources = [str(tmp / f) for f in sorted(files) if f.endswith(".cu")]
-        cmd = ["nvcc", "-shared", "-Xcompiler", "-fPIC", *flags, "-I", str(tmp), "-o",
+        cmd = ["nvcc", "-shared", "-Xcompiler", "-fPIC", "-Xlinker", "-Bsymbolic", *flags,
+               "-I", str(tmp), "-o",
                str(tmp / path.name), *sources]
         try:
             out = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -240,6 +252,7 @@ def _staging(target: Path, files: dict[str, str]) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
     try:
         for fname, text in files.items():
+            (tmp / fname).parent.mkdir(parents=True, exist_ok=True)
             (tmp / fname).write_text(text)
         yield tmp
         try:
@@ -263,9 +276,11 @@ def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...]) ->
                           and f != "adgen_runtime.h")
         ffi = cffi.FFI()
         ffi.cdef(unit.cdef)
-        ffi.set_source(modname, headers, sources=sources, include_dirs=[str(tmp)],
+        ffi.set_source(modname, headers, sources=sources,
+                       include_dirs=[str(tmp), *unit.include_dirs],
                        extra_compile_args=list(cflags), libraries=["m"],
-                       extra_link_args=[OPENMP_FLAG] if OPENMP_FLAG in cflags else [])
+                       extra_link_args=[*LINK_FLAGS, *([OPENMP_FLAG] if OPENMP_FLAG in cflags
+                                                       else [])])
         log = io.StringIO()
         try:
             with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log), \

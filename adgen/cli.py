@@ -195,6 +195,13 @@ def run(argv: Sequence[str]) -> int:
     files["adgen_runtime.h"] = runtime_header()
     if args.target == "cuda":
         files["adgen_runtime_cuda.cuh"] = runtime_cuda_header()
+    from .api import external_sources
+    for source in external_sources(t):
+        if os.path.abspath(source) in {os.path.abspath(os.path.join(outdir, n)) for n in files}:
+            print(f"adgen: error: writing {os.path.join(outdir, os.path.basename(source))} would "
+                  f"overwrite the C file of an @external function (choose another -o, or "
+                  f"rename {source})", file=sys.stderr)
+            return EXIT_BAD_INPUT
     try:
         os.makedirs(outdir, exist_ok=True)
         written = []
@@ -211,7 +218,8 @@ def run(argv: Sequence[str]) -> int:
             dep = args.dep_file or os.path.join(outdir, t.module.name + ".d")
             targets = " ".join(os.path.join(outdir, n) for n in files
                                if n not in ("adgen_runtime.h", "adgen_runtime_cuda.cuh"))
-            write_atomic(dep, f"{targets}: {path}\n")
+            prerequisites = " ".join([path, *external_sources(t)])  # and @external C files
+            write_atomic(dep, f"{targets}: {prerequisites}\n")
             written.append(dep)
     except OSError as exc:
         print(f"adgen: error: cannot write to {outdir}: {exc.strerror}", file=sys.stderr)
@@ -254,6 +262,9 @@ def run(argv: Sequence[str]) -> int:
         return EXIT_BAD_INPUT
     except BuildError as err:
         if args.target == "cuda" and args.arch:  # nvcc's own word on an architecture it lacks
+            print(f"adgen: error: {err}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        if external_sources(t) and not args.source:  # the user's C, or its prototypes
             print(f"adgen: error: {err}", file=sys.stderr)
             return EXIT_BAD_INPUT
         if not args.source:

@@ -53,9 +53,87 @@ def custom_vjp(adjoint: Any) -> Any:
     return decorate
 
 
+def custom_jvp(tangent: Any) -> Any:
+    """``@custom_jvp(f_tangent)`` on ``f``: forward mode uses ``f_tangent`` (a function of the
+    module, written in the subset, with the signature of ``f_d``: each parameter followed by
+    its tangent if it is a float, returning the results and then the tangents of the float
+    results) instead of differentiating the body of ``f``.  In CPython the decorator returns
+    ``f`` unchanged."""
+
+    def decorate(fn: Any) -> Any:
+        return fn
+
+    return decorate
+
+
+def grad(fn: Any, argnums: int | tuple[int, ...] = 0) -> Any:
+    """``grad(f)(x, y)``: the gradient of ``f``'s float result with respect to the parameter
+    ``argnums`` (an index, default 0: one value) or parameters (a tuple of indices: a tuple),
+    as JAX's ``grad``.  Generated code calls ``f_grad``, built from ``f``'s adjoint.  In
+    CPython it builds ``f``'s module with adgen (reverse mode, cached) and calls the adjoint,
+    so that the module still runs unchanged."""
+
+    def gradient(*args: Any) -> Any:
+        _, grads = _compiled(fn, "reverse").vjp(args, 1.0)
+        if isinstance(argnums, tuple):
+            return tuple(_float(grads[i]) for i in argnums)
+        return _float(grads[argnums])
+
+    return gradient
+
+
+def jvp(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[float, float]:
+    """``y, yd = jvp(f, (x, n), (xd, None))``: ``f``'s value and its derivative in the direction
+    of the tangents (one per parameter, None for those that are not floats), as JAX's ``jvp``.
+    Generated code calls ``f_jvp`` (``f``'s tangent); in CPython the tangent built by adgen
+    (forward mode, cached)."""
+    value, tangent = _compiled(fn, "forward").jvp(tuple(primals), tuple(tangents))
+    return float(value), _float(tangent)
+
+
+def _float(v: Any) -> float:
+    return 0.0 if v is None else float(v)
+
+
+_BUILT: dict[tuple[str, str, str], Any] = {}
+
+
+def _compiled(fn: Any, mode: str) -> Any:
+    """``fn`` of its module built by adgen in ``mode`` (once per process; on disk, adgen's build
+    cache)."""
+    import inspect
+
+    from .api import load
+
+    path = inspect.getsourcefile(fn)
+    if path is None:
+        raise TypeError(f"grad/jvp of {fn!r}: not a function of an adgen module")
+    key = (path, mode, fn.__name__)
+    if key not in _BUILT:
+        _BUILT[key] = load(path, modes=(mode,), functions=[fn.__name__])
+    return getattr(_BUILT[key], fn.__name__)
+
+
+def external(source: str, *, name: str, tangent: str | None = None,
+             adjoint: str | None = None) -> Any:
+    """``@external("f.c", name="f_c", tangent="f_c_d", adjoint="f_c_b")`` on ``f``: generated
+    code calls the C function ``f_c`` defined in ``f.c`` (a path relative to the module) where
+    ``f`` is called, and its tangent ``f_c_d`` / adjoint ``f_c_b`` in the derivatives, with the
+    C signatures of adgen's own ``f_d`` / ``f_b`` (docs/generated-code.md).  The body of ``f``
+    is its meaning in CPython: adgen neither compiles nor differentiates it, and ``adgen
+    --check`` compares the C functions with it.  In CPython the decorator returns ``f``
+    unchanged."""
+
+    def decorate(fn: Any) -> Any:
+        return fn
+
+    return decorate
+
+
 def prange(*args: int) -> range:
     """A loop whose iterations are independent; ``range`` in CPython."""
     return range(*args)
 
 
-__all__ = ["Array", "custom_vjp", "f32", "f64", "i32", "i64", "prange", "zeros"]
+__all__ = ["Array", "custom_jvp", "custom_vjp", "external", "f32", "f64", "grad", "i32", "i64", "jvp",
+           "prange", "zeros"]

@@ -33,7 +33,9 @@ EXIT_MEANING = {
                          "the files were still written",
     "EXIT_BAD_INPUT": "bad input or usage: a rejected module (a located `file:line:col: error:` "
                       "message), an unknown or unsupported option value, a missing input file, "
-                      "an output directory that cannot be written. Nothing is written when the "
+                      "an output directory that cannot be written, the C file of an `@external` "
+                      "function that does not compile (or does not match the prototypes the "
+                      "generated headers declare). Nothing is written when the "
                       "module or an option is rejected",
     "EXIT_INTERNAL": "an internal error (a bug in adgen). The last line of the Python traceback "
                      "is printed; set `ADGEN_TRACEBACK=1` to print all of it",
@@ -277,7 +279,11 @@ def render() -> str:
         "are the generated `.c` and `.h` files of this run (not `adgen_runtime.h`) and whose "
         "prerequisite is the module, with paths as given on the command line. An adgen module "
         "imports nothing but `math`, `numpy`, `typing` and `adgen`, so the module is the only "
-        "prerequisite. A Makefile includes it with `-include OUTDIR/MODULE.d`; "
+        "prerequisite, besides the C files its `@external` functions name "
+        "([language.md](language.md#external-c-functions)), which follow it (each the "
+        "module's directory joined with the path the decorator gives). A Makefile includes it "
+        "with "
+        "`-include OUTDIR/MODULE.d`; "
         "[tutorial.md](tutorial.md#6-a-makefile) has a complete one.",
         "",
         *runs["deps"],

@@ -56,7 +56,24 @@ forward sweep decided and overwrote:
   the iterations then add to the same adjoint elements), sums ``s += e`` /
   ``s -= e`` into a fresh or an earlier variable (plain, in an ``if``, or in
   an inner ``range`` loop), inner sequential loops summing into a local,
-  ``continue``, nested pranges, and random statements besides.
+  ``continue``, nested pranges, and random statements besides;
+* derivatives taken inside the module (one program in five, ``Program.nested``;
+  :func:`nested_derivative`): the first helper (and often the second) is then
+  differentiable (float scalar parameters, maybe a read-only array and an
+  ``int``, one float result), and the later functions use ``grad(g)(...)``,
+  ``grad(g, argnums=1)(...)`` in expressions, ``u, w = grad(g, argnums=(1,
+  0))(...)``, ``(u,) = grad(g, argnums=(0,))(...)`` and ``y, yd = jvp(g, (...),
+  (...))`` (a float tangent per float parameter, ``None`` for the others),
+  plainly, in branches, in loops and in pranges; the second helper may take a
+  derivative of the first and be differentiated itself (a gradient of a
+  function that takes a gradient).  Half of these programs take ``grad`` only
+  of *straight* helpers (no loops, recursion or calls: their adjoints keep no
+  tape) and are checked in every mode; the others take it of any helper and
+  leave vector reverse mode out (``Program.modes``), since it refuses ``grad``
+  of a function whose adjoint keeps a tape.  There ``grad(g)`` of a helper with
+  an array gets a custom adjoint (a Hessian-vector product of ``g``) that
+  reads the array again in the reverse sweep, so it is passed only an array
+  that nothing writes (a read-only parameter of the entry).
 
 Now and then names are awkward on purpose (``AWKWARD_NAMES``: C keywords and
 macros, libm names, adgen's own tangent and temporary names), since generated
@@ -120,6 +137,10 @@ sequential loops, as people write them).
 * Values flow to the outputs: expressions prefer recently assigned variables,
   loops often end in a reduction (``s += ...``), returns add a few recent
   values, and functions returning nothing end by writing an array parameter.
+* A derivative taken inside (``grad``, the tangent of ``jvp``) has no bound
+  the generator knows, so it is squashed (``tanh``, ``atan``, ``erf``, ``d /
+  (1 + d * d)``: :func:`squash`) before anything else reads it; the value of
+  ``jvp`` keeps the helper's bound.
 * Every returned value includes an *anchor* term (a float parameter never
   reassigned, or an element of an array never written), so the tangent is of
   order one and the finite-difference check is meaningful.  Float inputs are
@@ -133,7 +154,8 @@ weighted branch in one of them that respects the bound / interval discipline
 above.  The loops (:func:`for_loop`, :func:`while_loop`, :func:`converge_loop`)
 take an optional ``body_fn`` that draws the body in the loop's scope, to put a
 given construct inside a loop.  Nothing here depends on the derivative mode: a reverse-mode test uses
-the same programs with ``adgen.check(path, modes=(..., "reverse"))``.
+the same programs with ``adgen.check(path, modes=(..., "reverse"))`` (leaving out vector reverse
+mode where ``Program.modes`` does).
 """
 
 from __future__ import annotations
@@ -171,7 +193,8 @@ AWKWARD_NAMES = (
     "NAN", "INFINITY", "M_PI", "M_E", "HUGE_VAL", "EOF", "INT64_MAX", "SIZE_MAX", "unix",
     "linux", "offsetof", "NULL", "main", "printf", "free", "malloc", "size_t", "true", "false",
     "int64_t", "int8_t", "FILE", "stdin", "adgen_mod_i64", "isnan", "signbit", "lgamma",
-    "remainder", "memcpy", "strlen",
+    "remainder", "memcpy", "strlen", "g0_grad", "g0_jvp", "g0_grad_p1", "g0_grad_p0_p1",
+    "g0_grad_fwd", "g0_b",
 )
 #: parameter names: the same kinds (a parameter's name is also in the generated header)
 AWKWARD_PARAMS = ("ad", "xd", "double", "exp", "adgen_p", "ADGEN_Q", "M_E", "M_PI", "HUGE_VAL",
@@ -181,7 +204,7 @@ AWKWARD_PARAMS = ("ad", "xd", "double", "exp", "adgen_p", "ADGEN_Q", "M_E", "M_P
 #: function names are the generated API, so adgen rejects those C cannot carry (keywords, names
 #: from the C headers, adgen_*, derivative names f_d...); these awkward ones are accepted
 AWKWARD_FUNCTIONS = ("tmp", "ret", "nbdirs", "entry", "xd", "double_", "main_", "result_", "x",
-                     "ad", "tmp_1", "g")
+                     "ad", "tmp_1", "g", "val_d")
 
 
 def maybe_awkward(draw: Callable[[Any], Any], default: str, pool: tuple[str, ...],
@@ -297,6 +320,9 @@ class ArrayVar:
     #: per axis, the index every access must use (None: any index), or () for none: inside a
     #: prange that writes the array, the axis it writes by the loop variable (``out[i, :]``)
     pinned: tuple[str | None, ...] = ()
+    #: nothing writes it while the function runs, nor between the halves of its adjoint: a
+    #: read-only parameter of the entry (which no function calls)
+    frozen: bool = False
 
     @property
     def ndim(self) -> int:
@@ -318,6 +344,17 @@ class Helper:
     bound: float                      #: bound of its float results
     writes_array: bool
     recursive: bool = False           #: calls itself on ``m - 1``
+    #: its body has no loop, no recursion and no call of a function of the module, so its adjoint
+    #: keeps no tape: ``grad`` of it is differentiated by reversing its code, also in vector
+    #: reverse mode, without a custom adjoint that reads its arrays again
+    straight: bool = False
+
+    @property
+    def differentiable(self) -> bool:
+        """``grad`` / ``jvp`` may be taken of it: one float result, a float scalar parameter,
+        arrays only read."""
+        return self.returns == "float" and not self.writes_array and \
+            any(k == "float" for _, k in self.params)
 
 
 @dataclass
@@ -334,6 +371,12 @@ class Function:
     constants: dict[str, float | int] = field(default_factory=dict)
     recent: list[str] = field(default_factory=list)   #: floats by time of last assignment
     aliases: list[str] = field(default_factory=list)  #: awkward names handed out by fresh()
+    #: helpers whose derivatives it may take (``grad(g)(...)``, ``jvp(g, ...)``)
+    nested: list[Helper] = field(default_factory=list)
+    nested_uses: int = 0          #: how many grad / jvp it has drawn so far
+    #: no loops, local arrays (filled by loops) or calls (see :attr:`Helper.straight`)
+    straight: bool = False
+    straight_grads: bool = False  #: ``grad`` only of straight helpers (vector reverse is checked)
 
     def fresh(self, prefix: str) -> str:
         if self.aliases and prefix in ("v", "k", "b", "t"):
@@ -723,7 +766,7 @@ def float_expr(draw, scope: Scope, depth: int = 2, cap: float = FLOAT_CAP) -> FE
     calls = callable_helpers(scope, ("float",))
     form = pick(draw, [("leaf", 3), ("add", 3), ("sub", 2), ("mul", 3), ("div", 2), ("neg", 1),
                        ("unary", 4), ("binary", 2), ("ifexp", 1), ("call", 2 if calls else 0),
-                       ("fmod", 1)])
+                       ("fmod", 1), ("grad", 1 if grad_targets(scope) else 0)])
     d = depth - 1
     if form == "leaf":
         e = draw(float_leaf(scope))
@@ -756,6 +799,8 @@ def float_expr(draw, scope: Scope, depth: int = 2, cap: float = FLOAT_CAP) -> FE
         c = draw(condition(scope, 1))
         a, b = draw(float_expr(scope, d)), draw(float_expr(scope, d))
         e = FExpr(f"({a.text} if {c} else {b.text})", max(a.bound, b.bound))
+    elif form == "grad":
+        e = draw(grad_expr(scope))
     else:
         e = draw(helper_call(scope, draw(st.sampled_from(calls))))
     return fit(draw, e, cap)
@@ -786,7 +831,8 @@ def helper_arrays(scope: Scope, h: Helper) -> list[str]:
 def callable_helpers(scope: Scope, returns: tuple[str, ...]) -> list[Helper]:
     """Helpers returning one of ``returns`` that can be called here."""
     return [h for h in scope.fn.helpers if h.returns in returns
-            and (not any(k == "array" for _, k in h.params) or helper_arrays(scope, h))]
+            and (not any(k == "array" for _, k in h.params) or helper_arrays(scope, h))
+            and not scope.fn.straight]
 
 
 # --------------------------------------------------------------------------- conditions
@@ -1713,6 +1759,165 @@ def recursion_in_loop(draw, scope: Scope) -> list[str]:
     return lines
 
 
+# --------------------------------------------------------------------------- nested derivatives
+
+def jvp_targets(scope: Scope) -> list[Helper]:
+    """Helpers whose ``jvp`` may be taken here (their arrays are at hand)."""
+    return [h for h in scope.fn.nested
+            if (not any(k == "array" for _, k in h.params) or helper_arrays(scope, h))
+            and not scope.fn.straight]
+
+
+def grad_arrays(scope: Scope, h: Helper) -> list[str]:
+    """The arrays that may be passed to ``grad(h)``: where ``h``'s adjoint may keep a tape,
+    ``grad(h)`` gets a custom adjoint (a Hessian-vector product of ``h``) that reads the
+    array again in the reverse sweep, so only a frozen one (see :attr:`ArrayVar.frozen`)."""
+    return [n for n in helper_arrays(scope, h) if h.straight or scope.arrays[n].frozen]
+
+
+def grad_targets(scope: Scope) -> list[Helper]:
+    """Helpers whose ``grad`` may be taken here; where vector reverse mode is checked
+    (``Function.straight_grads``), only straight ones, whose adjoints keep no tape."""
+    return [h for h in jvp_targets(scope)
+            if (not any(k == "array" for _, k in h.params) or grad_arrays(scope, h))
+            and (h.straight or not scope.fn.straight_grads)]
+
+
+@st.composite
+def derivative_args(draw, scope: Scope, h: Helper, grad: bool) -> list[str]:
+    """Arguments of ``h`` in the ranges it assumes, as :func:`helper_call` draws them (with
+    ``grad``, arrays from :func:`grad_arrays`)."""
+    args = []
+    for _, kind in h.params:
+        if kind == "float":
+            args.append(draw(float_expr(scope, 1, PARAM_BOUND)).text)
+        elif kind == "int":
+            args.append(draw(small_int(scope, *INT_PARAM)).text)
+        else:
+            arrays = grad_arrays(scope, h) if grad else helper_arrays(scope, h)
+            args.append(draw(st.sampled_from(arrays)))
+    return args
+
+
+@st.composite
+def squash(draw, text: str) -> FExpr:
+    """A derivative (of no known bound) squashed into a bounded, smooth value."""
+    form = pick(draw, [("tanh", 3), ("atan", 2), ("erf", 1), ("rational", 1)])
+    if form == "tanh":
+        f = spell(draw, "tanh")
+        return FExpr(draw(st.sampled_from([f"{f}({text})", f"{f}(0.5 * {text})"])), 1.0)
+    if form == "atan":
+        return FExpr(f"(0.5 * {spell(draw, 'atan')}({text}))", 0.8)
+    if form == "erf":
+        return FExpr(f"math.erf(0.25 * {text})", 1.0)
+    return FExpr(f"({text} / (1.0 + {text} * {text}))", 0.5)
+
+
+def float_indices(h: Helper) -> list[int]:
+    return [i for i, (_, k) in enumerate(h.params) if k == "float"]
+
+
+@st.composite
+def grad_expr(draw, scope: Scope) -> FExpr:
+    """``grad(g)(...)`` / ``grad(g, argnums=i)(...)`` (one partial derivative), squashed."""
+    h = draw(st.sampled_from(grad_targets(scope)))
+    i = draw(st.sampled_from(float_indices(h)))
+    if i == 0 and draw(st.booleans()):
+        spelled = f"grad({h.name})"  # argnums=0 by default
+    else:
+        spelled = f"grad({h.name}, argnums={i})"
+    args = draw(derivative_args(scope, h, True))
+    scope.fn.nested_uses += 1
+    return draw(squash(f"{spelled}({', '.join(args)})"))
+
+
+@st.composite
+def nested_derivative(draw, scope: Scope) -> list[str]:
+    """A nested derivative assigned to fresh names: ``v = squash(grad(g)(...))``, ``u, w =
+    grad(g, argnums=(1, 0))(...)`` (also ``(u,) = ...``) or ``y, yd = jvp(g, (...), (...))``
+    (a float tangent for each float parameter, ``None`` for the others); derivatives, whose
+    bound is unknown, are squashed before anything else reads them."""
+    fn = scope.fn
+    form = pick(draw, [("grad", 1 if grad_targets(scope) else 0),
+                       ("grad_tuple", 2 if grad_targets(scope) else 0), ("jvp", 3)])
+    fn.nested_uses += 1
+    if form == "grad":
+        e = draw(grad_expr(scope))
+        v = fn.fresh("v")
+        define_float(scope, v, e.bound)
+        return [f"{v} = {e.text}"]
+    if form == "grad_tuple":
+        h = draw(st.sampled_from(grad_targets(scope)))
+        idx = float_indices(h)
+        k = draw(st.integers(1, len(idx)))
+        wrt = draw(st.permutations(idx))[:k]
+        names = [fn.fresh("v") for _ in wrt]
+        args = draw(derivative_args(scope, h, True))
+        argnums = f"({wrt[0]},)" if k == 1 else f"({', '.join(map(str, wrt))})"
+        target = f"({names[0]},)" if k == 1 else ", ".join(names)
+        lines = [f"{target} = grad({h.name}, argnums={argnums})({', '.join(args)})"]
+        for n in names:
+            e = draw(squash(n))
+            lines.append(f"{n} = {e.text}")
+            define_float(scope, n, e.bound)
+        return lines
+    h = draw(st.sampled_from(jvp_targets(scope)))
+    args = draw(derivative_args(scope, h, False))
+    tangents = []
+    for _, kind in h.params:
+        if kind != "float":
+            tangents.append("None")
+        elif draw(st.booleans()):
+            tangents.append(draw(st.sampled_from(["1.0", "0.0", "0.5", "(-1.0)"])))
+        else:
+            tangents.append(draw(float_expr(scope, 1, 1.0)).text)
+
+    def tup(items: list[str]) -> str:
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+    y, yd = fn.fresh("v"), fn.fresh("v")
+    lines = [f"{y}, {yd} = jvp({h.name}, {tup(args)}, {tup(tangents)})"]
+    e = draw(squash(yd))
+    lines.append(f"{yd} = {e.text}")
+    define_float(scope, y, h.bound)
+    define_float(scope, yd, e.bound)
+    return lines
+
+
+def last_float(scope: Scope) -> FExpr:
+    """The float assigned last (what a nested derivative just defined)."""
+    v = scope.recent_floats(1)[0]
+    return FExpr(v.name, v.bound)
+
+
+@st.composite
+def placed_derivative(draw, scope: Scope) -> list[str]:
+    """A nested derivative, plainly, in a branch or in a loop (summed over its trips)."""
+    where = pick(draw, [("plain", 2), ("if", 1), ("loop", 2)])
+    if where == "plain" or scope.fn.straight:
+        return draw(nested_derivative(scope))
+    if where == "if":
+        v = scope.fn.fresh("v")
+        inner = scope.child()
+        body = draw(nested_derivative(inner))
+        e = fit(draw, last_float(inner), 2.0)
+        lines = [f"{v} = 0.0", f"if {draw(condition(scope, 1))}:"]
+        lines += indent(body + [f"{v} = {e.text}"])
+        define_float(scope, v, e.bound)
+        return lines
+    acc = scope.fn.fresh("v")
+
+    @st.composite
+    def body(draw2, s: Scope) -> list[str]:
+        lines = draw2(nested_derivative(s))
+        e = fit(draw2, last_float(s), 1.0)
+        return lines + [f"{acc} += 0.25 * {e.text}"]
+
+    lines = draw(any_loop(scope, body))
+    define_float(scope, acc, 0.25 * 10)  # trip counts of for / while loops stay below 10
+    return [f"{acc} = 0.0"] + lines
+
+
 @st.composite
 def local_array(draw, scope: Scope) -> list[str]:
     """``t = zeros(n)`` / ``zeros((n, m))`` (top level only), usually filled by a loop."""
@@ -1797,7 +2002,12 @@ def statement(draw, scope: Scope) -> list[str]:
         ("sweep", 1 if deep and sweep_ok else 0),
         ("recursion_loop", 2 if deep and recursive_helpers(scope) else 0),
         ("prange", 2 if deep else 0),
+        ("nested_derivative", 2 if jvp_targets(scope) else 0),
     ]
+    if fn.straight:  # no loops (their adjoints keep tapes), no local arrays (filled by loops)
+        loops = ("for", "while", "local_array", "converge", "nested", "sweep", "recursion_loop",
+                 "prange")
+        options = [(k, 0 if k in loops else w) for k, w in options]
     kind = pick(draw, options)
     if kind == "jump":  # a conditional jump: if c: break / continue / return
         return [f"if {draw(condition(scope, 1))}:"] + indent(draw(jump(scope.child())))
@@ -1808,7 +2018,7 @@ def statement(draw, scope: Scope) -> list[str]:
         "call": unpack_call, "assert": assert_statement, "tuple_assign": tuple_assign,
         "chained_assign": chained_assign, "converge": converge_loop, "nested": nested_loops,
         "inplace": inplace_update, "sweep": inplace_sweep, "recursion_loop": recursion_in_loop,
-        "prange": prange_loop,
+        "prange": prange_loop, "nested_derivative": nested_derivative,
     }[kind]
     return draw(strategy(scope))
 
@@ -1842,6 +2052,9 @@ class Program:
     #: check it compiled with -fopenmp (drawn for half the programs with a prange), so that
     #: its prange loops run in parallel
     openmp: bool = False
+    #: the modes to check (``adgen.check``'s default, all of them, if None)
+    modes: tuple[str, ...] | None = None
+    nested: bool = False   #: drawn to take derivatives inside (``grad`` / ``jvp``)
 
     @property
     def all_args(self) -> dict[str, tuple[Any, ...]]:
@@ -1877,8 +2090,11 @@ def return_annotation(returns: str) -> str:
 @st.composite
 def function(draw, name: str, params: list[Param], returns: str, helpers: list[Helper],
              constants: dict[str, float | int], max_depth: int, entry: bool, recursive: bool = False,
-             module_names: set[str] = frozenset()) -> tuple[list[str], Function]:
-    """A function definition over ``params``; returns its lines and its state."""
+             module_names: set[str] = frozenset(), nested: list[Helper] | None = None,
+             straight: bool = False, straight_grads: bool = False) -> tuple[list[str], Function]:
+    """A function definition over ``params``; returns its lines and its state.  ``nested``:
+    the helpers whose derivatives it takes (one at least, if it can); ``straight``: see
+    :attr:`Function.straight`; ``straight_grads``: ``grad`` only of straight helpers."""
     floats = [p for p in params if p.kind == "float"]
     ro_arrays = [p for p in params if p.kind == "array" and not p.writable]
     if floats:
@@ -1886,7 +2102,8 @@ def function(draw, name: str, params: list[Param], returns: str, helpers: list[H
     else:
         a = ro_arrays[0]
         anchor = f"{a.name}[{', '.join(['0'] * len(a.shape))}]"
-    fn = Function(name, returns, anchor, helpers, max_depth, constants=dict(constants))
+    fn = Function(name, returns, anchor, helpers, max_depth, constants=dict(constants),
+                  nested=list(nested or []), straight=straight, straight_grads=straight_grads)
     if draw(st.integers(0, 3)) == 0:
         pool = [n for n in AWKWARD_NAMES if n not in module_names and n not in {p.name for p in params}]
         fn.aliases = list(draw(st.permutations(pool))[:draw(st.integers(1, 6))])
@@ -1906,7 +2123,8 @@ def function(draw, name: str, params: list[Param], returns: str, helpers: list[H
             else:
                 exts = (Extent(f"{p.name}.shape[0]", *HELPER_EXTENT),)
             scope.arrays[p.name] = ArrayVar(p.name, exts, p.writable,
-                                            "i64" if p.kind == "iarray" else "f64")
+                                            "i64" if p.kind == "iarray" else "f64",
+                                            frozen=entry and not p.writable)
     body: list[str] = []
     if draw(st.integers(0, 7)) == 0:
         body.append(f'"""{name}: generated by tests/programs.py."""')
@@ -1914,6 +2132,8 @@ def function(draw, name: str, params: list[Param], returns: str, helpers: list[H
         m = next(p.name for p in params if p.kind == "int")
         body += [f"if {m} <= 0:"] + indent(draw(return_statement(scope.child())))
     body += draw(block(scope, 1, 5 if entry else 3))
+    if fn.nested and not fn.nested_uses and jvp_targets(scope):
+        body += draw(placed_derivative(scope))
     if recursive:
         body += draw(recursive_call(scope, name, params, returns))
         body += draw(block(scope, 0, 2))
@@ -1972,29 +2192,38 @@ def recursive_call(draw, scope: Scope, name: str, params: list[Param], returns: 
 
 @st.composite
 def helper_function(draw, name: str, helpers: list[Helper], constants: dict[str, float | int],
-                    module_names: set[str]) -> tuple[list[str], Helper, list[Param]]:
+                    module_names: set[str], nested: list[Helper] | None = None,
+                    differentiable: bool = False, straight: bool = False,
+                    straight_grads: bool = False) -> tuple[list[str], Helper, list[Param]]:
+    """A helper; with ``differentiable``, one that ``grad`` and ``jvp`` may be taken of (a
+    float result, up to three float parameters, arrays only read), ``straight`` (without
+    loops) if asked; it takes derivatives of the helpers ``nested``."""
     taken = set(module_names)
-    want_recursion = draw(st.integers(0, 3)) == 0   # a recursive helper, often over an array
+    want_recursion = not straight and draw(st.integers(0, 3)) == 0   # often over an array
     params = [Param(maybe_awkward(draw, f"p{k}", AWKWARD_PARAMS, taken), "float")
-              for k in range(draw(st.integers(1, 2)))]
+              for k in range(draw(st.integers(1, 3 if differentiable else 2)))]
     if want_recursion or draw(st.booleans()):
         params.append(Param(maybe_awkward(draw, "m", AWKWARD_PARAMS, taken), "int"))
     writes = False
     if draw(st.integers(0, 2)) == 0 or (want_recursion and draw(st.booleans())):
-        writes = draw(st.booleans())
+        writes = not differentiable and draw(st.booleans())
         params.append(Param(maybe_awkward(draw, "z", AWKWARD_PARAMS, taken), "array",
                             (draw(st.integers(*ENTRY_EXTENT)),), writable=writes))
-    if want_recursion:
+    if differentiable:
+        returns = "float"
+    elif want_recursion:
         returns = pick(draw, [("float", 3), ("none", 1 if writes else 0)])
     else:
         returns = pick(draw, [("float", 4), ("tuple", 2), ("tuple_fi", 1), ("int", 1),
                               ("none", 1 if writes else 0)])
-    recursive = (any(p.kind == "int" for p in params) and returns in ("float", "none")
+    recursive = (not straight and any(p.kind == "int" for p in params)
+                 and returns in ("float", "none")
                  and (want_recursion or draw(st.integers(0, 2)) == 0))
     lines, fn = draw(function(name, params, returns, helpers, constants, 2, entry=False,
-                              recursive=recursive, module_names=module_names))
+                              recursive=recursive, module_names=module_names, nested=nested,
+                              straight=straight, straight_grads=straight_grads))
     h = Helper(name, [(p.name, p.kind) for p in params], returns, fn.return_bound, writes,
-               recursive)
+               recursive, straight)
     return lines, h, params
 
 
@@ -2021,23 +2250,35 @@ def programs(draw, max_helpers: int = 2) -> Program:
     names instead), plus arguments for all."""
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
+    # one program in five takes derivatives inside (grad / jvp of a helper); half of those
+    # take grad only of straight helpers and are checked in every mode, the others take it
+    # of any helper and are not checked in vector reverse mode (which refuses grad(g) of a g
+    # whose adjoint keeps a tape)
+    nested = draw(st.integers(0, 4)) == 0
+    straight = nested and draw(st.booleans())
     constants: dict[str, float | int] = {}
     for k in range(draw(st.integers(0, 2))):
         constants[f"C{k}"] = draw(st.sampled_from([0.5, 0.75, 1.25, -0.5, 2.0]))
     if draw(st.integers(0, 3)) == 0:
         constants["K0"] = draw(st.sampled_from([2, 3, -1]))
     header = ["import math", "", "import numpy as np", "",
+              "from adgen import Array, f64, grad, i32, i64, jvp, prange, zeros" if nested else
               "from adgen import Array, f64, i32, i64, prange, zeros", ""]
     header += [f"{k} = {v!r}" for k, v in constants.items()]
     chunks: list[list[str]] = []
     helpers: list[Helper] = []
     helper_args: dict[str, tuple[Any, ...]] = {}
-    n_helpers = draw(st.integers(0, max_helpers))
+    n_helpers = draw(st.integers(1 if nested else 0, max_helpers))
     names: set[str] = set(constants)
     fnames = [maybe_awkward(draw, f"g{k}", AWKWARD_FUNCTIONS, names) for k in range(n_helpers)]
     entry = maybe_awkward(draw, "f", AWKWARD_FUNCTIONS, names)
     for k in range(n_helpers):
-        lines, h, params = draw(helper_function(fnames[k], list(helpers), constants, names))
+        differentiable = nested and (k == 0 or draw(st.integers(0, 3)) > 0)
+        targets = [h for h in helpers if h.differentiable] if nested else []
+        lines, h, params = draw(helper_function(
+            fnames[k], list(helpers), constants, names, targets, differentiable,
+            straight=straight and differentiable and (k == 0 or draw(st.integers(0, 3)) > 0),
+            straight_grads=straight))
         chunks.append(lines)
         helpers.append(h)
         ints = [draw(st.integers(*INT_PARAM)) for p in params if p.kind == "int"]
@@ -2069,7 +2310,9 @@ def programs(draw, max_helpers: int = 2) -> Program:
     writes = any(p.writable and p.kind == "array" for p in params)
     returns = pick(draw, [("float", 6), ("tuple", 1), ("none", 1 if writes else 0)])
     lines, _ = draw(function(entry, params, returns, helpers, constants, 3, entry=True,
-                             module_names=names))
+                             module_names=names,
+                             nested=[h for h in helpers if h.differentiable] if nested else [],
+                             straight_grads=straight))
     chunks.append(lines)
     ints = [draw(st.integers(*INT_PARAM)) for p in params if p.kind == "int"]
     args = make_args(params, rng, ints)
@@ -2078,4 +2321,5 @@ def programs(draw, max_helpers: int = 2) -> Program:
         body += ["", ""] + c
     source = "\n".join(header + body) + "\n"
     openmp = "prange(" in source and draw(st.booleans())
-    return Program(source, entry, args, helper_args, openmp)
+    modes = ("forward", "vector-forward", "reverse", "hvp") if nested and not straight else None
+    return Program(source, entry, args, helper_args, openmp, modes, nested)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -71,3 +72,16 @@ def test_gpu_script_in_the_emulation(tmp_path: Path) -> None:
     timed = [r for r in records if "adjoint_ratio" in r]
     assert {r["problem"] for r in timed} == {"hm_lstm", "xs_lookup", "gmm", "kmeans_cost"}
     assert all(r["adjoint_ratio"] > 0 and r["torch"] is None for r in timed)
+
+
+def test_mixed_mode_quick() -> None:
+    # forward-in-reverse against the ordinary adjoint: both tables, the same gradients
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "mixed_mode.py"), "--quick"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert out.startswith("hm_lstm, n = 20000") and "\npower (16 inner steps)" in out
+    ratios = [float(x) for x in re.findall(r"mixed/plain gradient time: ([0-9.]+)", out)]
+    diffs = [float(x) for x in re.findall(r"max relative difference of the gradients: (\S+)", out)]
+    assert len(ratios) == 2 and all(r > 0 for r in ratios)
+    assert len(diffs) == 2 and all(d < 1e-13 for d in diffs), out

@@ -37,6 +37,15 @@ CUDA = "# checked with --target cuda\n"
 
 def _target(source: str) -> list[str]:
     return ["--target", "cuda"] if source.startswith(CUDA) else []
+
+
+#: the first line of a case checked with one more mode besides forward and reverse
+MODE = "# checked with --mode {}\n"
+
+
+def _extra_modes(source: str) -> list[str]:
+    m = re.match(r"# checked with --mode (\S+)\n", source)
+    return [m.group(1)] if m else []
 #: a function with a custom adjoint, for the cases of calls to one (lines 2 to 8, with HEADER)
 CUSTOM_S = module("""
     def s_adj(a: Array[f64], ab: Array[f64], retb: float) -> None:
@@ -311,7 +320,8 @@ CASES = [
         @staticmethod
         def f(x: float) -> float:
             return x
-        """), 1, 1, "this decorator is not supported (only @custom_vjp(adjoint), from adgen)",
+        """), 1, 1, "this decorator is not supported (only @custom_vjp(adjoint), "
+        "@custom_jvp(tangent) and @external(...), from adgen)",
      None),
     ("custom adjoint defined after its function", module("""
         from adgen import custom_vjp
@@ -621,14 +631,83 @@ CASES = [
             a[0] = 0.0
             return s
         """), 4, 5, "this loop cannot be checkpointed: 'a' is written after it is read", None),
+    ("forward-in-reverse with a read in an inner loop", HEADER + module("""
+        def f(x: Array[f64], w: Array[f64], y: Array[f64]) -> None:
+            for i in prange(len(x)):  # adgen: forward-in-reverse
+                acc = 0.0
+                for j in range(len(w)):
+                    acc += w[j] * x[i]
+                y[i] = acc
+        """), 6, 20, "this prange cannot run forward-in-reverse: the iteration reads 'w' in an "
+                     "inner loop, so the number of its inputs and outputs is not known", None),
+    ("forward-in-reverse with a write in an inner loop", HEADER + module("""
+        def f(x: Array[f64], y: Array[f64, 2]) -> None:
+            for i in prange(len(x)):  # adgen: forward-in-reverse
+                xi = x[i]
+                for j in range(3):
+                    y[i, j] = xi * j
+        """), 6, 13, "the iteration writes 'y' in an inner loop", None),
+    ("forward-in-reverse with an element read, then written again", HEADER + module("""
+        def f(x: Array[f64], y: Array[f64]) -> None:
+            for i in prange(len(x)):  # adgen: forward-in-reverse
+                y[i] = x[i]
+                y[i] = y[i] * y[i]
+        """), 3, 5, "this prange cannot run forward-in-reverse: 'y' is written after it is read",
+     None),
+    ("forward-in-reverse with a call that needs a derivative", HEADER + module("""
+        def g(a: float) -> float:
+            return a * a
+
+        def f(x: Array[f64], y: Array[f64]) -> None:
+            for i in prange(len(x)):  # adgen: forward-in-reverse
+                y[i] = g(x[i])
+        """), 7, 16, "the call of 'g' needs a derivative, and forward-in-reverse "
+                     "differentiates the loop body only", None),
+    ("forward-in-reverse on a prange whose input is written later", HEADER + module("""
+        def f(x: Array[f64], y: Array[f64]) -> None:
+            for i in prange(len(x)):  # adgen: forward-in-reverse
+                y[i] = x[i] * x[i]
+            x[0] = 1.0
+        """), 3, 5, "this prange cannot run forward-in-reverse: 'x' is written after it is "
+                    "read, so its iterations cannot be computed again in the reverse sweep",
+     None),
+    ("forward-in-reverse with too many inputs", HEADER + module("""
+        def f(x: Array[f64, 2], y: Array[f64]) -> None:
+            for i in prange(len(y)):  # adgen: forward-in-reverse
+                p = 1.0
+        """) + "".join(f"        p = p * x[i, {k}]\n" for k in range(33)) + "        y[i] = p\n",
+     3, 5, "an iteration has 33 inputs, and forward-in-reverse computes one tangent per input "
+           "(at most 32)", None),
+    ("forward-in-reverse on a range loop", HEADER + module("""
+        def f(x: Array[f64], y: Array[f64]) -> None:
+            for i in range(len(x)):  # adgen: forward-in-reverse
+                y[i] = x[i] * x[i]
+        """), 3, 30, "'# adgen: forward-in-reverse' applies to a prange, whose iterations are "
+                     "independent", None),
+    ("forward-in-reverse on a while loop", HEADER + module("""
+        def f(x: Array[f64], k: int) -> float:
+            s = 0.0
+            n = 0
+            while n < k:  # adgen: forward-in-reverse
+                s += x[n]
+                n += 1
+            return s
+        """), 5, 19, "'# adgen: forward-in-reverse' applies to a prange, whose iterations are "
+                     "independent", None),
+    ("forward-in-reverse off a loop", HEADER + module("""
+        def f(x: Array[f64], y: Array[f64]) -> None:
+            for i in prange(len(x)):
+                y[i] = x[i] * x[i]  # adgen: forward-in-reverse
+        """), 4, 29, "'# adgen: forward-in-reverse' applies to a prange (write it at the end of "
+                     "the for line or on the line above it)", None),
     ("unknown directive", module("""
         def f(x: float, n: int) -> float:
             for i in range(n):  # adgen: bisection(4)
                 x = x * 2.0
             return x
         """), 2, 25, "the directive '# adgen: bisection(4)' is not supported yet (supported: "
-                     "store, recompute, checkpoint on a loop, binomial(k) on a for loop; "
-                     "checkpoint on a call)", None),
+                     "store, recompute, checkpoint on a loop, binomial(k) on a for loop, "
+                     "forward-in-reverse on a prange; checkpoint on a call)", None),
     ("checkpoint directive on a statement without a module call", module("""
         def f(x: float, n: int) -> float:
             y = x * 2.0  # adgen: checkpoint
@@ -1238,6 +1317,148 @@ CASES = [
             a = zeros(x)
             return a[0]
         """), 3, 15, "an extent must be an integer, got f64", None),
+    # -- derivatives inside the module (grad, jvp) ------------------------------------------
+    ('nested: grad of something else', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return grad(g)(x)\n',
+     5, 17, "grad of 'g' is not supported", None),
+    ('nested: argnums out of range', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return x * x\n\n\ndef g(x: float) -> float:\n    return grad(f, argnums=1)(x)\n',
+     9, 28, 'argnums 1 is out of range', None),
+    ('nested: grad with respect to an integer', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float, n: int) -> float:\n    return x * n\n\n\ndef g(x: float) -> float:\n    return grad(f, argnums=1)(x, 2)\n',
+     9, 28, "grad with respect to 'n' (i64) is not supported", (4, 17, 'parameter declared here')),
+    ('nested: grad of a tuple result', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> tuple[float, float]:\n    return x, x\n\n\ndef g(x: float) -> float:\n    return grad(f)(x)\n',
+     9, 17, 'needs a function returning one float', (4, 5, 'defined here')),
+    ('nested: grad(f) not called', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return x * x\n\n\ndef g(x: float) -> float:\n    h = grad(f)\n    return x\n',
+     9, 9, 'grad(f) is a function: call it', None),
+    ('nested: a tuple of partials not unpacked', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float, y: float) -> float:\n    return x * y\n\n\ndef g(x: float) -> float:\n    return grad(f, argnums=(0, 1))(x, x) * 2.0\n',
+     9, 12, 'returns a tuple; unpack it', None),
+    ('nested: other options of grad', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return x * x\n\n\ndef g(x: float) -> float:\n    return grad(f, has_aux=True)(x)\n',
+     9, 20, 'grad takes the function and argnums only', None),
+    ('nested: argnums not a literal', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return x * x\n\n\ndef g(x: float, k: int) -> float:\n    return grad(f, argnums=k)(x)\n',
+     9, 28, 'argnums must be an integer or a tuple of integers', None),
+    ('nested: argnums repeated', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float, y: float) -> float:\n    return x * y\n\n\ndef g(x: float) -> tuple[float, float]:\n    return grad(f, argnums=(0, 0))(x, x)\n',
+     9, 29, 'argnums names a parameter twice', None),
+    ('nested: jvp with None for a float', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return x * x\n\n\ndef g(x: float) -> float:\n    y, t = jvp(f, (x,), (None,))\n    return t\n',
+     9, 26, "the tangent of 'x' is a float", None),
+    ('nested: jvp with a tangent for an integer', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float, n: int) -> float:\n    return x * n\n\n\ndef g(x: float) -> float:\n    y, t = jvp(f, (x, 2), (1.0, 0))\n    return t\n',
+     9, 33, "'n' (i64) has no tangent (write None)", None),
+    ('nested: jvp with too few tangents', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float, n: int) -> float:\n    return x * n\n\n\ndef g(x: float) -> float:\n    y, t = jvp(f, (x, 2), (1.0,))\n    return t\n',
+     9, 28, "jvp of 'f' needs 2 tangent(s), got 1", None),
+    ("nested: a function's own gradient inside it", 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return grad(f)(x) + x\n',
+     5, 12, "grad(f) is taken inside 'f' itself", None),
+    ('nested: grad of a function that writes an array', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float, a: Array[f64]) -> float:\n    a[0] = x\n    return x * a[0]\n\n\ndef g(x: float, a: Array[f64]) -> float:\n    return grad(f)(x, a)\n',
+     10, 12, "of a function that writes its array 'a' is not supported", None),
+    ('nested: the name of the gradient is taken', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return x * x\n\n\ndef f_grad(x: float) -> float:\n    return 2.0 * x\n\n\ndef g(x: float) -> float:\n    return grad(f)(x)\n',
+     13, 12, "is computed by a function named 'f_grad'", None),
+    ('nested: an array as a tangent', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return x * x\n\n\ndef g(x: float, a: Array[f64]) -> float:\n    y, t = jvp(f, (x,), (a,))\n    return t\n',
+     9, 26, "tangent of 'x': expected f64, got an array", None),
+    ('nested: a boolean as a tangent', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return x * x\n\n\ndef g(x: float) -> float:\n    y, t = jvp(f, (x,), (True,))\n    return t\n',
+     9, 26, "tangent of 'x': expected f64, got bool", None),
+    ('nested: grad without a function', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return x * x\n\n\ndef g(x: float) -> float:\n    return grad()(x)\n',
+     9, 12, 'grad takes the function to differentiate first', None),
+    ('nested: jvp without a function', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return x * x\n\n\ndef g(x: float) -> float:\n    y, t = jvp(2.0, (x,), (1.0,))\n    return t\n',
+     9, 12, 'jvp takes the function to differentiate first', None),
+    ('nested: jvp of something else', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef g(x: float) -> float:\n    y, t = jvp(h, (x,), (1.0,))\n    return t\n',
+     5, 16, "jvp of 'h' is not supported", None),
+    ('nested: jvp of a tuple result', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> tuple[float, float]:\n    return x, x\n\n\ndef g(x: float) -> float:\n    y, t = jvp(f, (x,), (1.0,))\n    return t\n',
+     9, 16, "jvp of 'f' needs a function returning one float", (4, 5, 'defined here')),
+    ("nested: calling a call's result", 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return x * x\n\n\ndef g(x: float) -> float:\n    return f(x)(x)\n',
+     9, 12, 'calling this is not supported', None),
+    ('nested: jvp without tuples', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return x * x\n\n\ndef g(x: float) -> float:\n    y, t = jvp(f, x, 1.0)\n    return t\n',
+     9, 12, 'jvp takes the function, a tuple of arguments and a tuple of tangents', None),
+    ("nested: jvp's pair in an expression", 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float) -> float:\n    return x * x\n\n\ndef g(x: float) -> float:\n    return jvp(f, (x,), (1.0,)) * 2.0\n',
+     9, 12, 'jvp returns the value and its tangent; unpack them', None),
+    ('nested: vector reverse through a taped gradient', '# checked with --mode vector-reverse\nimport math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float, n: int) -> float:\n    s = x\n    for i in range(n):\n        s = s * math.sin(s)\n    return s\n\n\ndef g(x: float, n: int) -> float:\n    return grad(f)(x, n)\n',
+     13, 12, 'vector reverse mode through grad(f) is not supported', None),
+    # -- custom tangents (@custom_jvp) ------------------------------------------------------
+    ('custom tangent with the wrong signature', 'import math\nfrom adgen import Array, custom_jvp, f64\n\ndef t(x: float) -> tuple[float, float]:\n    return x, 1.0\n\n\n@custom_jvp(t)\ndef f(x: float) -> float:\n    return x\n',
+     8, 13, "'t' does not have the signature of a tangent of 'f'", (4, 5, "'t' defined here")),
+    ('custom tangent of a function without a float result', 'import math\nfrom adgen import Array, custom_jvp, f64\n\ndef t(n: int) -> tuple[int]:\n    return (n,)\n\n\n@custom_jvp(t)\ndef f(n: int) -> int:\n    return n\n',
+     8, 13, "'f' returns no float, so it has no tangent to give", None),
+    ('custom tangent of a function writing an array', 'import math\nfrom adgen import Array, custom_jvp, f64\n\ndef t(a: Array[f64], ad: Array[f64], x: float, xd: float) -> tuple[float, float]:\n    return x, xd\n\n\n@custom_jvp(t)\ndef f(a: Array[f64], x: float) -> float:\n    a[0] = x\n    return x\n',
+     9, 5, "'f' has a custom tangent and writes its array 'a'", None),
+    ('custom tangent defined after its function', 'import math\nfrom adgen import Array, custom_jvp, f64\n\n@custom_jvp(t)\ndef f(x: float) -> float:\n    return x\n\n\ndef t(x: float, xd: float) -> tuple[float, float]:\n    return x, xd\n',
+     4, 13, "the tangent 't' must be a function of this module defined before 'f'", None),
+]
+
+#: an existing C file for the cases of @external (nothing compiles it)
+EXTERNAL_C = str(Path(__file__).resolve().parent.parent / "examples" / "external" / "special.c")
+EXTERNAL_HEADER = "from adgen import Array, custom_vjp, external, f64\n\n"
+FULL = 'name="f_c", tangent="f_c_d", adjoint="f_c_b"'
+SCALAR = "def f(x: f64) -> f64:\n    return x\n"
+
+
+def _external_case(rule: str, decorators: str, fragment: str, at: str, skip: int = 0,
+                   body: str = SCALAR, first: str = "", header: str = EXTERNAL_HEADER
+                   ) -> tuple[str, str, int, int, str, None]:
+    """A case of @external: ``decorators`` (``@external(C, ...)`` with ``C`` the C file) over
+    ``body``; the error is at the first ``at`` of the source, ``skip`` characters in."""
+    source = first + header + decorators.replace("external(C", f'external("{EXTERNAL_C}"') + "\n" + body
+    k = source.index(at) + skip
+    line = source.count("\n", 0, k) + 1
+    return (f"external: {rule}", source, line, k - source.rfind("\n", 0, k), fragment, None)
+
+
+CASES += [
+    _external_case("CUDA", f"@external(C, {FULL})", "external C functions are not supported on "
+                   "the CUDA target yet ('f' calls f_c from ", "@", first=CUDA),
+    _external_case("no tangent in forward mode", '@external(C, name="f_c", adjoint="f_c_b")',
+                   "forward mode needs the tangent of the external function 'f'", "@"),
+    _external_case("vector mode", f"@external(C, {FULL})", "vector-forward mode is not "
+                   "supported for the external function 'f'", "@",
+                   first=MODE.format("vector-forward")),
+    _external_case("no C file", '@external("nothere.c", name="f_c")',
+                   "cannot find the C file 'nothere.c' (looked for ", '"nothere.c"'),
+    _external_case("no name", "@external(C)", "@external needs the name of the C function",
+                   "external("),
+    _external_case("no C file given", '@external(name="f_c")',
+                   "@external takes the C file as its one positional argument", "external("),
+    _external_case("C file not a string", '@external(1, name="f_c")',
+                   "the C file must be a string literal", "1,"),
+    _external_case("name not a string", "@external(C, name=f_c)", "name= must be a string "
+                   "literal", "=f_c", 1),
+    _external_case("unknown keyword", '@external(C, name="f_c", tangnt="f_c_d")',
+                   "@external has no argument 'tangnt'", "tangnt"),
+    _external_case("another decorator", f"@external(C, {FULL})\n@custom_vjp(f)",
+                   "'f' is an external C function and has another decorator", "@custom_vjp"),
+    _external_case("not imported", f"@external(C, {FULL})", "'external' is not imported (add "
+                   "'from adgen import external'", "external(", header="from adgen import f64\n"),
+    _external_case("not a C identifier", '@external(C, name="f-c")',
+                   "'f-c' is not a C identifier", '"f-c"'),
+    _external_case("a C keyword", '@external(C, name="double")',
+                   "the C function name 'double' cannot be used: 'double' is a keyword in C or "
+                   "C++", '"double"'),
+    _external_case("a libm function", '@external(C, name="sin")',
+                   "'sin' is a function of the C math library", '"sin"'),
+    _external_case("main", '@external(C, name="main")', "'main' is the entry point of a C "
+                   "program", '"main"'),
+    _external_case("a C library name", '@external(C, name="malloc")', "'malloc' is defined by "
+                   "the C library headers the generated code includes", '"malloc"'),
+    _external_case("adgen's prefix", '@external(C, name="adgen_f")',
+                   "names starting with adgen_ are adgen's own", '"adgen_f"'),
+    _external_case("a binding name", '@external(C, name="result")',
+                   "'result' is used by the generated Python binding", '"result"'),
+    _external_case("a derivative's name", '@external(C, name="f_c", tangent="f_d")',
+                   "the C function name 'f_d' cannot be used: it is the name of a derivative "
+                   "of 'f'", '"f_d"'),
+    _external_case("the module function's name", '@external(C, name="f")',
+                   "the C function name 'f' cannot be used: 'f' is a function of this module "
+                   "(the generated function that calls it)", '"f"'),
+    _external_case("one name twice", '@external(C, name="f_c", adjoint="f_c")',
+                   "the C function name 'f_c' cannot be used: it is also given as name=",
+                   'adjoint="f_c"', 8),
+    _external_case("the name of a half of an adjoint", '@external(C, name="f_c", '
+                   'tangent="f_c_fwd")', "adgen names the halves of the adjoint of f_c "
+                   "f_c_fwd and f_c_bwd", '"f_c_fwd"'),
+    _external_case("a C function of another external", '@external(C, name="g_c")\n'
+                   'def g(x: f64) -> f64:\n    return x\n\n\n@external(C, name="g_c")',
+                   "the C function 'g_c' is already the external of 'g'", '"g_c")\ndef f'),
+    _external_case("a module function named like a derivative", '@external(C, name="f_c")',
+                   "the module function 'f_c_d' has the name of one of its derivatives",
+                   '"f_c"', body=SCALAR + "\n\ndef f_c_d(x: f64) -> f64:\n    return x\n"),
+    _external_case("writes an array", f"@external(C, {FULL})", "the external function 'f' "
+                   "writes its array parameter 'a' (external C functions only read their arrays",
+                   "a[0]", body="def f(a: Array[f64]) -> f64:\n    a[0] += 1.0\n    return 1.0\n"),
+    _external_case("returns nothing", f"@external(C, {FULL})", "the external function 'f' "
+                   "returns nothing", "None", body="def f(x: f64) -> None:\n    pass\n"),
 ]
 
 
@@ -1247,7 +1468,8 @@ def _run(tmp_path: Path, source: str) -> tuple[subprocess.CompletedProcess[str],
     out = tmp_path / "out"
     proc = subprocess.run(
         [sys.executable, "-m", "adgen.cli", str(path), "--mode", "forward", "--mode", "reverse",
-         "-o", str(out), *_target(source)],
+         "-o", str(out), *_target(source),
+         *[a for m in _extra_modes(source) for a in ("--mode", m)]],
         capture_output=True, text=True, timeout=120)
     return proc, path, out
 
@@ -1604,7 +1826,8 @@ def _actual_messages(tmp_path: Path) -> list[tuple[str, str]]:
         path.parent.mkdir()
         path.write_text(source, encoding="utf-8")
         with pytest.raises(AdgenError) as info:
-            transpile(str(path), ("forward", "reverse"), target="cuda" if _target(source) else "c")
+            transpile(str(path), ("forward", "reverse", *_extra_modes(source)),
+                      target="cuda" if _target(source) else "c")
         assert fragment in info.value.message, rule
         out.append((rule, info.value.message))
     path = tmp_path / "warned.py"

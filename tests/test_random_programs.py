@@ -8,6 +8,8 @@ On failure the program and the report table are printed.  Half the programs
 with a ``prange`` loop (``Program.openmp``) are compiled with ``-fopenmp``, so
 that their prange loops run in parallel (sums as OpenMP reductions, adjoints
 of shared arrays accumulated atomically); the others run them in sequence.
+Programs that take ``grad`` of a helper whose adjoint may keep a tape are not
+checked in vector reverse mode (``Program.modes``), which refuses that.
 
 The check runs in a child process (:class:`CheckWorker`), so a transpiler
 that hangs or generated code that crashes fails one example instead of
@@ -18,7 +20,8 @@ the test process) hangs in its first parallel loop.
 
 Failures found this way are reduced by hand to small modules in
 ``tests/regressions/``; ``test_regression`` checks each of them with the
-default inputs of ``adgen.check``.
+default inputs of ``adgen.check`` (in every mode, or in those that a ``# check
+modes: ...`` line of the file names).
 
 Environment: ``CI`` set makes the examples derandomized (the same programs
 every run); ``ADGEN_RANDOM_EXAMPLES`` sets the number of programs (default
@@ -109,11 +112,16 @@ def worker() -> Any:
 def check_program(w: CheckWorker, program: Program) -> None:
     with tempfile.TemporaryDirectory(prefix="adgen-random-") as d:
         path = program.write(d)
-        status, text = w.check(path, program.all_args, openmp=program.openmp)
+        options: dict[str, Any] = {"openmp": program.openmp}
+        if program.modes is not None:
+            options["modes"] = program.modes
+        status, text = w.check(path, program.all_args, **options)
     if status != "ok":  # pytest shows this output with the failure
         print(program.source)
         print(f"arguments: {program.all_args!r}")
         print(f"compiled with -fopenmp: {program.openmp}")
+        if program.modes is not None:
+            print(f"modes checked: {', '.join(program.modes)}")
         print(text)
     assert status == "ok", f"{status} (the program is printed above)\n{text}"
 
@@ -130,11 +138,16 @@ def test_random_program(worker: CheckWorker, program: Program) -> None:
 
 @pytest.mark.parametrize("path", REGRESSIONS, ids=[os.path.basename(p) for p in REGRESSIONS])
 def test_regression(worker: CheckWorker, path: str) -> None:
-    """Each reduced program passes the checks, or, if it says ``# expect: rejected``
-    (a program outside the subset that adgen used to miscompile), gets a diagnostic."""
-    status, text = worker.check(path)
+    """Each reduced program passes the checks (in the modes a ``# check modes: a, b`` line
+    names, else all), or, if it says ``# expect: rejected`` (a program outside the subset that
+    adgen used to miscompile), gets a diagnostic."""
     with open(path, encoding="utf-8") as f:
         source = f.read()
+    options: dict[str, Any] = {}
+    for line in source.splitlines():
+        if line.startswith("# check modes:"):
+            options["modes"] = tuple(m.strip() for m in line.split(":", 1)[1].split(","))
+    status, text = worker.check(path, **options)
     if "# expect: rejected" in source:
         assert status == "error" and "AdgenError" in text, f"{status}\n{source}\n{text}"
     else:

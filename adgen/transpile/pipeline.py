@@ -51,6 +51,8 @@ class PassLog:
 
 def simplify(fn: Function, verify: bool = True, log: PassLog | None = None,
              max_rounds: int = 10) -> None:
+    if fn.external is not None:  # a declaration of a C function: no body
+        return
     for _ in range(max_rounds):
         changed = False
         for name, run in SIMPLIFY:
@@ -122,10 +124,15 @@ def build_requests(module: Module, sel: Selection) -> dict[str, "Request"]:
     from .analysis.activity import Request, differentiable, written_params
     from .ir.types import is_float
 
-    names = [fn.name for fn in module.functions]
-    # a custom adjoint (@custom_vjp(g)) is derivative code itself: not differentiated by default
-    adjoints = {fn.custom_adjoint for fn in module.functions if fn.custom_adjoint}
-    chosen = sel.functions or [n for n in names if n not in adjoints]
+    # the declarations of @external C functions are not the module's functions
+    names = [fn.name for fn in module.functions if fn.external is None]
+    # a custom adjoint or tangent (@custom_vjp(g), @custom_jvp(g)) is derivative code itself:
+    # not differentiated by default
+    adjoints = {g for fn in module.functions for g in (fn.custom_adjoint, fn.custom_tangent) if g}
+    # so is the function of a derivative taken inside the module (grad(f), static)
+    chosen = sel.functions or [fn.name for fn in module.functions
+                               if fn.name not in adjoints and not fn.is_static
+                               and fn.external is None]
     for n in chosen:
         if n not in names:
             raise UsageError(f"no function named '{n}' in {module.name}.py "
@@ -186,6 +193,9 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
     sel = sel or Selection()
     diags = Diagnostics()
     module = parse_module(path, source, Options(precision=precision), diags)
+    if module.nested:
+        from .ad.nested import expand_nested
+        expand_nested(module, diags)
     verify_module(module)
     log = PassLog(enabled=dump_all)
     if dump_all:
@@ -218,19 +228,19 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
                 activity = analyze(module, requests)
                 diags.warnings += lint(module, activity)
                 target = differentiate(module, activity, vector=(mode == "vector-forward"))
-                _finish(target, mode, log)
+                finish_module(target, mode, log)
             elif mode in ("reverse", "vector-reverse"):
                 if single_exit is None:
-                    single_exit = _single_exit(module, log)
-                target = _adjoint(single_exit, requests, mode, diags, log)
+                    single_exit = single_exit_form(module, log)
+                target = adjoint_module(single_exit, requests, mode, diags, log)
             else:  # hvp, vector-hvp: the (vector) tangent of the adjoint
                 if single_exit is None:
-                    single_exit = _single_exit(module, log)
+                    single_exit = single_exit_form(module, log)
                 if hvp_source is None:  # a fresh f_b for both (the emitted one is not reused)
-                    hvp_source = _adjoint(single_exit, requests, "reverse", diags, log)
+                    hvp_source = adjoint_module(single_exit, requests, "reverse", diags, log)
                     hvp_activity = analyze(hvp_source, hvp_requests(hvp_source))
                 target = differentiate(hvp_source, hvp_activity, vector=(mode == "vector-hvp"))
-                _finish(target, mode, log)
+                finish_module(target, mode, log)
         irs[mode] = target
         outputs[mode] = emit_module(target, mode, options, command)
     unique = {(w.loc, w.message): w for w in diags.warnings}
@@ -238,7 +248,7 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
     return Transpiled(module, outputs, irs, log, warnings, options.target)
 
 
-def _single_exit(module: Module, log: PassLog) -> Module:
+def single_exit_form(module: Module, log: PassLog) -> Module:
     """The module with one exit per loop and function, as the adjoint transform needs."""
     from .ir.verifier import verify_module
     from .transforms.single_exit import single_exit_module
@@ -250,7 +260,7 @@ def _single_exit(module: Module, log: PassLog) -> Module:
     return out
 
 
-def _finish(target: Module, mode: str, log: PassLog) -> None:
+def finish_module(target: Module, mode: str, log: PassLog) -> None:
     """Verify and simplify the IR an AD transform made."""
     from .ir.verifier import verify_module
 
@@ -278,7 +288,7 @@ def drop_unused_statics(module: Module) -> None:
     module.functions = [fn for fn in module.functions if fn.name in reached]
 
 
-def _adjoint(single_exit: Module, requests: dict[str, "Request"], mode: str,
+def adjoint_module(single_exit: Module, requests: dict[str, "Request"], mode: str,
              diags: "Diagnostics", log: PassLog) -> Module:
     """Adjoint IR (``f_b`` or ``f_bv``), simplified, with its two sweeps fused where they can."""
     from .ad import reverse
@@ -287,8 +297,12 @@ def _adjoint(single_exit: Module, requests: dict[str, "Request"], mode: str,
 
     activity = analyze(single_exit, requests)
     diags.warnings += lint(single_exit, activity)
+    if single_exit.nested and mode == "vector-reverse":
+        from .ad.nested import check_reverse
+        check_reverse(single_exit, {fn.name for fn in single_exit.functions
+                                    if activity.needs_derivative(fn.name)})
     target = reverse.differentiate(single_exit, activity, vector=(mode == "vector-reverse"))
-    _finish(target, mode, log)
+    finish_module(target, mode, log)
     for fn in target.functions:
         if fn.tape == "local" and fuse(fn):  # f_b: one loop for both sweeps
             log.record("fuse", fn)
@@ -304,7 +318,7 @@ def hvp_requests(adjoint: Module) -> dict[str, "Request"]:
 
     requests: dict[str, Request] = {}
     for fn in adjoint.functions:
-        if fn.is_static or fn.mode != "reverse":
+        if fn.is_static or fn.mode != "reverse" or fn.external is not None:
             continue
         index = {n: i for i, n in enumerate(fn.param_names)}
         primal_of = fn.tangent_of  # adjoint name -> primal name

@@ -45,12 +45,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 
 # Evals GradBench has that this tool does not implement, and why.
-UNSUPPORTED = {
-    "particle": "particle needs a gradient inside the function being differentiated (nested "
-                "derivatives in a module); adgen has no way to express that yet",
-    "saddle": "saddle needs a gradient inside the function being differentiated (nested "
-              "derivatives in a module); adgen has no way to express that yet",
-}
+UNSUPPORTED: dict[str, str] = {}
 
 
 # ---------------------------------------------------------------------------
@@ -548,9 +543,50 @@ class Kmeans(Eval):
         return Job(run, lambda: (grad / hdiag).tolist())
 
 
+# ---------------------------------------------------------------------------
+# particle, saddle: nested derivatives, all inside the generated C
+#
+# The whole computation (the outer gradient descent, and each gradient it takes of a
+# function that takes gradients itself) is one compiled primal function per variant:
+# the derivatives are grad(...) / jvp(...) calls in the module, which adgen turns into
+# generated derivative functions (forward or reverse over forward or reverse).
+
+
+class Particle(Eval):
+    module = "particle"
+    modes = ("primal",)
+
+    def job(self, function: str, input: Any) -> Job:
+        if function not in ("rr", "rf", "fr", "ff"):
+            raise KeyError(function)
+        w0, res = float(input["w"]), [0.0]
+        fn = getattr(self.m.lib, f"particle_{function}")
+
+        def run() -> None:
+            res[0] = fn(w0)
+        return Job(run, lambda: res[0])
+
+
+class Saddle(Eval):
+    module = "saddle"
+    modes = ("primal",)
+
+    def job(self, function: str, input: Any) -> Job:
+        if function not in ("rr", "rf", "fr", "ff"):
+            raise KeyError(function)
+        s0, s1 = (float(v) for v in input["start"])
+        out = [self.m.ffi.new("double *") for _ in range(4)]
+        fn = getattr(self.m.lib, f"saddle_{function}")
+
+        def run() -> None:
+            fn(s0, s1, *out)
+        return Job(run, lambda: [p[0] for p in out])
+
+
 EVALS: dict[str, type[Eval]] = {
     "hello": Hello, "lse": Lse, "gmm": Gmm, "llsq": Llsq, "det": Det, "ode": Ode,
-    "lstm": Lstm, "ba": Ba, "ht": Ht, "kmeans": Kmeans,
+    "lstm": Lstm, "ba": Ba, "ht": Ht, "kmeans": Kmeans, "particle": Particle,
+    "saddle": Saddle,
 }
 
 

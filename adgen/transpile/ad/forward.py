@@ -10,6 +10,13 @@ In vector mode a tangent is a ``VecType`` (one entry per direction) and an
 array's tangent has a trailing direction axis; the ops are the same, which
 is why the rules never look at the mode.
 
+A ``TangentFunction`` may also carry several scalar tangents per value, one
+per direction known at compile time (``directions``): each op is copied once
+and followed by its tangent in every direction whose operands have one, so
+that a direction only costs the ops it reaches.  The adjoint of a prange
+marked ``# adgen: forward-in-reverse`` (``mixed.py``) uses this on the loop
+body, one direction per input of the iteration.
+
 Applied to adjoint IR (``f_b``, with its split halves ``g_fwd``/``g_bwd``),
 the same transform gives the tangent of the adjoint, ``f_b_d``: a
 Hessian-vector product (``--mode hvp``).  The tape then carries tangents too:
@@ -21,6 +28,7 @@ first out).
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..analysis.activity import ModuleActivity, written_params
@@ -38,6 +46,8 @@ SUFFIX = {False: "_d", True: "_dv"}
 def derivative_name(fn: Function, vector: bool) -> str:
     """``f`` -> ``f_d``; a function of adjoint IR keeps its own name: ``f_b`` -> ``f_b_d``
     (``f_b_dv`` in vector mode), ``g_fwd`` -> ``g_fwd_d``."""
+    if fn.external is not None and fn.mode == "primal":  # the C tangent the user gives
+        return fn.external.tangent
     base = fn.primal if fn.mode == "primal" else fn.name
     return base + SUFFIX[vector]
 
@@ -66,17 +76,22 @@ class _Target:
 
     tangent_slots: list[int]
     is_loop: bool = False
+    #: the directions its tangents are passed in (None: every direction)
+    directions: list[int] | None = None
 
 
 class TangentFunction:
-    def __init__(self, fn: Function, module: Module, activity: ModuleActivity, vector: bool) -> None:
+    def __init__(self, fn: Function, module: Module, activity: ModuleActivity, vector: bool,
+                 directions: int = 1) -> None:
         self.fn = fn
         self.module = module
         self.activity = activity
         self.act = activity.functions[fn.name]
         self.vector = vector
         self.map: dict[int, Value] = {}
-        self.tan: dict[int, Value] = {}
+        #: old value -> its tangent, per direction; ``tan`` is the direction being built
+        self.tangents: list[dict[int, Value]] = [{} for _ in range(directions)]
+        self.tan: dict[int, Value] = self.tangents[0]
         self.nbdirs: Value | None = None
         self.top: Region = Region()
         self.shadows: dict[int, Value] = {}
@@ -85,6 +100,41 @@ class TangentFunction:
     # -- values ----------------------------------------------------------------
     def m(self, v: Value) -> Value:
         return self.map.get(id(v), v)
+
+    def each_direction(self, directions: list[int] | None = None) -> Iterator[int]:
+        """Make ``self.tan`` the tangents of each direction (of ``directions``) in turn."""
+        try:
+            for d in range(len(self.tangents)) if directions is None else directions:
+                self.tan = self.tangents[d]
+                yield d
+        finally:
+            self.tan = self.tangents[0]
+
+    def directions_into(self, op: Op) -> list[int] | None:
+        """The directions in which the values ``op`` (an if or a loop) passes on may have
+        tangents: every one (None) with one direction; with several, those of the values it
+        uses from outside, since a direction that reaches none of them is zero in it (and
+        a zero carried or yielded is not one the simplifier can drop: ``x * 0.0`` is not 0
+        in IEEE arithmetic)."""
+        if len(self.tangents) == 1:
+            return None
+        inside = {id(v) for o in op.walk() if o is not op for v in o.results}
+        inside |= {id(a) for o in op.walk() for r in o.regions for a in r.args}
+        used = [v for o in op.walk() for v in o.operands if id(v) not in inside]
+        return [d for d, tan in enumerate(self.tangents) if any(id(v) in tan for v in used)]
+
+    def tangent_name(self, name: str | None, direction: int) -> str | None:
+        """``xd``; ``xd0``, ``xd1`` ... when there are several directions."""
+        if name is None or len(self.tangents) == 1:
+            return tangent_name(name)
+        return f"{name}d{direction}"
+
+    def tangents_of(self, b: Builder, values: list[Value], slots: list[int],
+                    directions: list[int] | None = None) -> list[Value]:
+        """The tangents of ``values[j]`` for each slot j, in each direction (zero where there
+        is none): what a structured op carries after its values."""
+        return [self.tangent_or_zero(b, values[j]) for j in slots
+                for _ in self.each_direction(directions)]
 
     def ttype(self, t: Type) -> Type:
         return tangent_type(t, self.vector)
@@ -234,27 +284,34 @@ class TangentFunction:
         new = self.copy(op, b)
         if not self.active(op.result):
             return
-        tangents = [self.tan.get(id(v)) for v in op.operands]
-        if all(x is None for x in tangents):
-            return
-        d = rules.tangent(b, op.prim, new.operands, new.result, tangents)
-        if d.name is None:
-            d.name = tangent_name(op.result.name)
-        self.tan[id(op.result)] = d
+        for k in self.each_direction():
+            tangents = [self.tan.get(id(v)) for v in op.operands]
+            if all(x is None for x in tangents):
+                continue
+            start = len(b.region.ops)
+            d = rules.tangent(b, op.prim, new.operands, new.result, tangents)
+            # (a tangent may be a value computed before: x[i] for x[i] * w in the direction
+            # of w, whose seed is 1.0; it keeps its name)
+            if d.name is None and any(o is d.owner for o in b.region.ops[start:]):
+                d.name = self.tangent_name(op.result.name, k)
+            self.tan[id(op.result)] = d
 
     def op_Cast(self, op: Cast, b: Builder, t: list[_Target]) -> None:
         new = self.copy(op, b)
-        src = self.tan.get(id(op.operands[0]))
-        if self.active(op.result) and src is not None:
-            rt = new.result.type
-            assert isinstance(rt, ScalarType)
-            self.tan[id(op.result)] = b.cast(src, rt, tangent_name(op.result.name))
+        rt = new.result.type
+        assert isinstance(rt, ScalarType)
+        for k in self.each_direction():
+            src = self.tan.get(id(op.operands[0]))
+            if self.active(op.result) and src is not None:
+                self.tan[id(op.result)] = b.cast(src, rt, self.tangent_name(op.result.name, k))
 
     def op_Load(self, op: Load, b: Builder, t: list[_Target]) -> None:
         new = self.copy(op, b)
-        shadow = self.tan.get(id(op.operands[0]))
-        if self.active(op.result) and shadow is not None:
-            self.tan[id(op.result)] = b.load(shadow, new.operands[1:], tangent_name(op.result.name))
+        for k in self.each_direction():
+            shadow = self.tan.get(id(op.operands[0]))
+            if self.active(op.result) and shadow is not None:
+                self.tan[id(op.result)] = b.load(shadow, new.operands[1:],
+                                                 self.tangent_name(op.result.name, k))
 
     def op_Store(self, op: Store, b: Builder, t: list[_Target]) -> None:
         new = self.copy(op, b)
@@ -301,19 +358,22 @@ class TangentFunction:
     def active_slots(self, values: list[Value]) -> list[int]:
         return [j for j, v in enumerate(values) if self.active(v)]
 
-    def new_args(self, old: list[Value], slots: list[int]) -> list[Value]:
+    def new_args(self, old: list[Value], slots: list[int],
+                 directions: list[int] | None = None) -> list[Value]:
         args = []
         for v in old:
             nv = Value(v.type, v.name)
             self.map[id(v)] = nv
             args.append(nv)
         for j in slots:
-            tv = Value(self.ttype(old[j].type), tangent_name(old[j].name))
-            self.tan[id(old[j])] = tv
-            args.append(tv)
+            for k in self.each_direction(directions):
+                tv = Value(self.ttype(old[j].type), self.tangent_name(old[j].name, k))
+                self.tan[id(old[j])] = tv
+                args.append(tv)
         return args
 
-    def new_results(self, op: Op, new: Op, slots: list[int]) -> None:
+    def new_results(self, op: Op, new: Op, slots: list[int],
+                    directions: list[int] | None = None) -> None:
         results = []
         for r in op.results:
             nr = Value(r.type, r.name)
@@ -321,9 +381,10 @@ class TangentFunction:
             results.append(nr)
         for j in slots:
             r = op.results[j]
-            tr = Value(self.ttype(r.type), tangent_name(r.name))
-            self.tan[id(r)] = tr
-            results.append(tr)
+            for k in self.each_direction(directions):
+                tr = Value(self.ttype(r.type), self.tangent_name(r.name, k))
+                self.tan[id(r)] = tr
+                results.append(tr)
         new.results = results
         for r in results:
             r.owner = new
@@ -332,47 +393,48 @@ class TangentFunction:
         slots = self.active_slots(op.results)
         new = If([self.m(op.operands[0])], [], op.loc, regions=[Region(), Region()])
         b.insert(new)
-        target = _Target(slots)
+        directions = self.directions_into(op)
+        target = _Target(slots, directions=directions)
         for old_r, new_r in zip(op.regions, new.regions, strict=True):
             self.region(old_r, new_r, targets + [target])
-        self.new_results(op, new, slots)
+        self.new_results(op, new, slots, directions)
 
     def op_For(self, op: For, b: Builder, targets: list[_Target]) -> None:
         body = op.body
         slots = self.active_slots(body.args[1:])
-        inits = [self.m(v) for v in op.inits] + [self.tangent_or_zero(b, op.inits[j]) for j in slots]
+        directions = self.directions_into(op)
+        inits = [self.m(v) for v in op.inits] + self.tangents_of(b, op.inits, slots, directions)
         iv = Value(I64, body.args[0].name)
         self.map[id(body.args[0])] = iv
-        args = self.new_args(body.args[1:], slots)
+        args = self.new_args(body.args[1:], slots, directions)
         new = For([self.m(v) for v in op.operands[:3]] + inits, [], op.loc,
                   regions=[Region([iv, *args])], parallel=op.parallel,
                   iteration_tape=op.iteration_tape)
         b.insert(new)
-        target = _Target(slots, is_loop=True)
+        target = _Target(slots, is_loop=True, directions=directions)
         self.region(body, new.body, targets + [target])
-        self.new_results(op, new, slots)
+        self.new_results(op, new, slots, directions)
 
     def op_While(self, op: While, b: Builder, targets: list[_Target]) -> None:
         cond, body = op.regions
         slots = self.active_slots(body.args)
-        inits = [self.m(v) for v in op.inits] + [self.tangent_or_zero(b, op.inits[j]) for j in slots]
-        cond_args = self.new_args(cond.args, slots)
+        directions = self.directions_into(op)
+        inits = [self.m(v) for v in op.inits] + self.tangents_of(b, op.inits, slots, directions)
+        cond_args = self.new_args(cond.args, slots, directions)
         new_cond = Region(cond_args)
-        target = _Target(slots, is_loop=True)
+        target = _Target(slots, is_loop=True, directions=directions)
         self.region(cond, new_cond, targets + [target])
-        body_args = self.new_args(body.args, slots)
+        body_args = self.new_args(body.args, slots, directions)
         new_body = Region(body_args)
         new = While(inits, [], op.loc, regions=[new_cond, new_body])
         b.insert(new)
         self.region(body, new_body, targets + [target])
-        self.new_results(op, new, slots)
+        self.new_results(op, new, slots, directions)
 
     # -- terminators -------------------------------------------------------------------------
     def forward_values(self, b: Builder, values: list[Value], target: _Target) -> list[Value]:
-        out = [self.m(v) for v in values]
-        for j in target.tangent_slots:
-            out.append(self.tangent_or_zero(b, values[j]))
-        return out
+        return [self.m(v) for v in values] + self.tangents_of(b, values, target.tangent_slots,
+                                                              target.directions)
 
     def op_Yield(self, op: Yield, b: Builder, targets: list[_Target]) -> None:
         b.insert(Yield(self.forward_values(b, op.operands, targets[-1]), [], op.loc))
@@ -398,12 +460,23 @@ def differentiate(module: Module, activity: ModuleActivity, vector: bool) -> Mod
     out: list[Function] = []
     for fn in module.functions:
         if activity.needs_derivative(fn.name) or _keeps_tape_tangents(fn, activity):
+            if fn.external is not None:
+                out.append(_external_tangent(fn, module, activity, vector))
+                continue
+            if fn.custom_tangent and not vector and \
+                    any(f.name == fn.custom_tangent for f in module.functions):
+                out.append(_custom_tangent(fn, module, activity))
+                continue
             out.append(TangentFunction(fn, module, activity, vector).run())
     suffix = SUFFIX[vector]
     derived = {fn.name for fn in out}
+    own = {fn.name for fn in module.functions}
     needed: list[str] = []
+    # a primal callee may be named like a tangent (a function 'speed_d', or the functions of a
+    # nested derivative, 'f_grad_g_b_d'): it is a helper if the module defines it
     stack = [op.callee for fn in out for op in fn.walk()
-             if isinstance(op, Call) and op.callee not in derived and not op.callee.endswith(suffix)]
+             if isinstance(op, Call) and op.callee not in derived
+             and (op.callee in own or not op.callee.endswith(suffix))]
     while stack:
         name = stack.pop()
         if name in needed:
@@ -415,6 +488,64 @@ def differentiate(module: Module, activity: ModuleActivity, vector: bool) -> Mod
         if fn.name in needed:
             helpers.append(_clone_static(fn))
     return Module(module.name, module.path, helpers + out, module.source_lines)
+
+
+def _external_tangent(fn: Function, module: Module, activity: ModuleActivity,
+                      vector: bool) -> Function:
+    """The declaration of the tangent of a C function given with ``@external``: what
+    ``TangentFunction`` makes of a body-less function (every float parameter and result is
+    active), named as the user named it."""
+    from ..frontend.external import missing
+    hvp = any(f.mode != "primal" for f in module.functions)  # the tangent of adjoint IR
+    mode = ("vector-" if vector else "") + ("hvp" if hvp else "forward")
+    error = missing(fn, mode)
+    if error is not None:
+        raise error
+    out = TangentFunction(fn, module, activity, vector).run()
+    out.external = fn.external
+    out.is_static = False
+    return out
+
+
+def _custom_tangent(fn: Function, module: Module, activity: ModuleActivity) -> Function:
+    """``@custom_jvp(g)``: ``f_d`` (its signature as the tangent transform makes it) calls
+    ``g``, whose signature is ``f_d``'s with every float parameter and result differentiated,
+    passing zero tangents for the parameters that have none here, and returns what ``g``
+    returns for the results that have a tangent here.  Vector mode and the tangent of adjoint
+    IR differentiate the body instead."""
+    written = written_params(fn, module)
+    if written:
+        from ..frontend.diagnostics import AdgenError
+        raise AdgenError(fn.loc, f"'{fn.name}' has a custom tangent and writes its array "
+                                 f"'{fn.param_names[min(written)]}' (a function with "
+                                 "@custom_jvp must only read its arrays; write into an array in "
+                                 "a function without it)")
+    out = TangentFunction(fn, module, activity, False).run()
+    g = module.function(fn.custom_tangent)
+    value = dict(zip(out.param_names, out.params, strict=True))
+    tangent = {out.tangent_of[n]: v for n, v in value.items() if n in out.tangent_of}
+    body = Region(list(out.params))
+    b = Builder(body, fn.loc)
+    args: list[Value] = []
+    for p, name in zip(fn.params, fn.param_names, strict=True):
+        args.append(value[name])
+        t = p.type
+        if isinstance(t, ScalarType) and t.is_float:
+            args.append(tangent.get(name) or b.const(0.0, t))
+        elif isinstance(t, ArrayType) and t.elem.is_float:
+            args.append(tangent.get(name) or
+                        b.zeros([b.dim(value[name], k) for k in range(t.ndim)], t, name + "d"))
+    floats = [j for j, r in enumerate(fn.results) if isinstance(r.type, ScalarType) and r.type.is_float]
+    outs = b.call(g.name, args, [r.type for r in fn.results] + [fn.results[j].type for j in floats],
+                  [r.name for r in fn.results] + [tangent_name(fn.results[j].name) or "retd"
+                                                  for j in floats])
+    by_result = {r.name: outs[j] for j, r in enumerate(fn.results)}
+    by_result.update({f"d:{fn.results[j].name}": outs[len(fn.results) + k]
+                      for k, j in enumerate(floats)})
+    b.insert(Return([by_result[f"d:{out.tangent_of[r.name]}" if r.name in out.tangent_of
+                               else r.name] for r in out.results], [], fn.loc))
+    out.body = body
+    return out
 
 
 def _region_holding(region: Region, op: Op) -> Region:

@@ -43,6 +43,8 @@ from .record import Recorder
 
 SUFFIX = {False: "_b", True: "_bv"}
 FWD, BWD = "_fwd", "_bwd"
+#: the directive on a prange whose adjoint is built by ``mixed.py``
+FORWARD_IN_REVERSE = "forward-in-reverse"
 
 
 def adjoint_name(name: str | None) -> str | None:
@@ -202,6 +204,8 @@ class AdjointFunction:
         fn = self.fn
         if fn.custom_adjoint and not self.vector:
             return self.run_custom()
+        if fn.external is not None:
+            return self.run_external()
         params, names, of, primal, ybs, _, active_results = self.signature()
         ret = fn.body.terminator
         assert isinstance(ret, Return), "adjoints need single-exit form"
@@ -304,6 +308,40 @@ class AdjointFunction:
         rev_top.ops.append(Return(adjoints, [], fn.loc))
         return self.functions(fwd_top, rev_top, primal_res, adj_res, names, of)
 
+    def run_external(self) -> list[Function]:
+        """A C function given with ``@external``: ``f_b`` is the declaration of the user's C
+        adjoint (every float parameter independent, every float result dependent); for the
+        adjoints of callers, ``f_fwd`` calls the C function (nothing taped) and ``f_bwd`` the C
+        adjoint, with the scalar adjoints it increments starting from 0."""
+        from ..frontend.external import missing
+        fn = self.fn
+        ext = fn.external
+        assert ext is not None
+        error = missing(fn, "vector-reverse" if self.vector else "reverse")
+        if error is not None:
+            raise error
+        params, names, of, primal, _, _, _ = self.signature()
+        primal_res = [Result(r.name, r.type) for r in fn.results]
+        adj_res = [Result(n, self.atype(fn.params[i].type)) for i, n in self.scalar_adjoints]
+        for (i, n) in self.scalar_adjoints:
+            of[n] = fn.param_names[i]
+        if not self.split:
+            [decl] = self.functions(Region(params), Region(), primal_res, adj_res, names, of)
+            decl.name, decl.external, decl.tape = ext.adjoint, ext, None
+            return [decl]
+        fwd_top = Region(list(primal))
+        fb = Builder(fwd_top, fn.loc)
+        values = fb.call(fn.name, list(primal), [r.type for r in primal_res],
+                         [r.name for r in primal_res])
+        fwd_top.ops.append(Return(values, [], fn.loc))
+        rev_top = Region([Value(v.type, v.name) for v in params])
+        rb = Builder(rev_top, fn.loc)
+        outs = rb.call(ext.adjoint, list(rev_top.args),
+                       [r.type for r in primal_res + adj_res],
+                       [r.name for r in primal_res + adj_res])
+        rev_top.ops.append(Return(outs[len(primal_res):], [], fn.loc))
+        return self.functions(fwd_top, rev_top, primal_res, adj_res, names, of)
+
     def functions(self, fwd_top: Region, rev_top: Region, primal_res: list[Result],
                   adj_res: list[Result], names: list[str], of: dict[str, str]) -> list[Function]:
         """``f_b`` (one region: forward then reverse sweep), or ``f_fwd`` and ``f_bwd``."""
@@ -315,7 +353,8 @@ class AdjointFunction:
             out = Function(base, fwd_top, primal_res + adj_res, fn.loc, primal=fn.primal, mode=mode,
                            param_names=names, tangent_of=of, returns_tuple=fn.returns_tuple,
                            nbdirs=self.nbdirs.name if self.nbdirs else None,
-                           increments=[n for _, n in self.scalar_adjoints], tape="local")
+                           increments=[n for _, n in self.scalar_adjoints], tape="local",
+                           is_static=fn.is_static)
             return [out]
         fwd = Function(fn.primal + FWD, fwd_top, primal_res, fn.loc, primal=fn.primal, mode=mode,
                        param_names=list(fn.param_names), returns_tuple=fn.returns_tuple,
@@ -484,10 +523,13 @@ class AdjointFunction:
         c_results = self.activity.active_results(callee)
         args: list[Value] = []
         params = {id(p) for p in self.fn.params}
-        custom = bool(callee.custom_adjoint) and not self.vector  # its g reads the arrays
+        # its g, or its C adjoint (@external), reads the arrays
+        custom = (bool(callee.custom_adjoint) or callee.external is not None) and not self.vector
         for p, a in enumerate(op.operands):
             if custom and isinstance(a.type, ArrayType):
-                self.check_array_kept(op, a, "has a custom adjoint, which reads")
+                self.check_array_kept(op, a, "has a custom adjoint, which reads"
+                                      if callee.external is None else
+                                      "is an external C function, whose C adjoint reads")
                 args.append(self.m(a))
             elif isinstance(a.type, ArrayType) and id(a) not in params:
                 # g_bwd never reads a primal array (only its extents), and a local array of
@@ -595,12 +637,15 @@ class AdjointFunction:
 
     def reverse_loop(self, op: For | While, b: Builder, adj: dict[int, Value],
                      start: Value, stop: Value, step: Value, carried: list[Value],
-                     iv: tuple[Value, Value] | None, recompute: bool = False) -> For:
+                     iv: tuple[Value, Value] | None, recompute: bool = False,
+                     jacobian: bool = False) -> For:
         """The reversed loop: ``for`` over (start, stop, step) whose body reverses ``op``'s
         body; ``carried``: ``op``'s carried block arguments; ``iv``: (forward index, index).
         ``recompute`` (a prange, ``can_recompute``): the body first computes the iteration
         again, so that what its reverse needs is at hand and what inner loops tape is popped
-        within the iteration."""
+        within the iteration.  ``jacobian`` (a prange marked ``# adgen: forward-in-reverse``,
+        with ``recompute``): the body computes the iteration again with its tangents and
+        applies the transposed Jacobian (``mixed.py``) instead of reversing the body."""
         body = op.body
         slots = [j for j, a in enumerate(carried)
                  if (self.active(a) or self.active(op.results[j])) and not isinstance(a.type, ArrayType)]
@@ -616,7 +661,7 @@ class AdjointFunction:
         new = For([start, stop, step, *inits], [], op.loc, regions=[region], parallel=parallel,
                   iteration_tape=recompute and parallel)
         saved = (dict(self.map), dict(self.fwd_region), dict(self.choices), dict(self.trips))
-        if recompute:
+        if recompute and not jacobian:
             assert isinstance(op, For)
             # a prange's sums are not needed (their adjoint is the same in every iteration);
             # the values a checkpointed loop carries are those of the forward sweep, which
@@ -627,7 +672,12 @@ class AdjointFunction:
         self.mirror[id(region)] = self.fwd_region[id(body)]
         if iv is not None:
             self.preseed[(id(region), id(iv[1]))] = riv
-        outs = self.reverse_body(op, Builder(region, op.loc), slots, cb, free, acc)
+        if jacobian:
+            from .mixed import IterationJacobian
+            assert isinstance(op, For)
+            outs = IterationJacobian(self, op).build(new, slots, cb, free, acc)
+        else:
+            outs = self.reverse_body(op, Builder(region, op.loc), slots, cb, free, acc)
         region.ops.append(Yield(outs, [], op.loc))
         if recompute:  # what follows the loop refers to the forward sweep again
             self.map, self.fwd_region, self.choices, self.trips = saved
@@ -656,7 +706,13 @@ class AdjointFunction:
         start = len(region.ops)
         self.clone_ops(body.ops[:-1], region)
         _drop_stores(region)
-        # (every load of the body is one, see ``can_recompute``)
+        self.computed_again(body, region, start)
+
+    def computed_again(self, body: Region, region: Region, start: int) -> None:
+        """``region.ops[start:]`` compute ``body`` again (``self.map`` maps its values to
+        theirs): their values are visible as is in ``region``, their loads may be read again
+        (every load of the body is stable, see ``can_recompute``) and their nested regions are
+        forward regions for ``record.py``."""
         self.reloadable_copies |= {id(self.map[id(o.results[0])]) for top in body.ops
                                    for o in top.walk() if isinstance(o, Load)}
         self.recomputed.update(id(o) for o in region.ops[start:] if o.regions)
@@ -878,6 +934,12 @@ class AdjointFunction:
             return
         start, stop, step = (self.m(v) for v in op.operands[:3])
         fwd_iv = self.map[id(op.body.args[0])]
+        if op.directive == FORWARD_IN_REVERSE:
+            # the adjoint of each iteration from its Jacobian, computed in forward mode (seed
+            # 003): in any order, nothing taped
+            self.reverse_loop(op, b, adj, start, stop, step, op.body.args[1:],
+                              (op.body.args[0], fwd_iv), recompute=True, jacobian=True)
+            return
         if self.order_free(op):
             # the iterations' adjoints only add up: run them in the forward order (which keeps
             # a[i + 1] += ... of one iteration in a register for the next), unless the body
@@ -894,9 +956,12 @@ class AdjointFunction:
             self.discarded.append(trial.region)  # keeps the ids in self.mirror unique
         if op.parallel and self.can_recompute(op):
             # a prange whose adjoint needs values of its body: each adjoint iteration
-            # computes its own again (seed 004), in any order, with no tape across iterations
+            # computes its own again (seed 004), in any order, with no tape across iterations;
+            # by forward-in-reverse where that is measured faster (mixed.DEFAULT_MAX_DIRECTIONS)
+            from .mixed import IterationJacobian
+            jacobian = not op.directive and IterationJacobian(self, op).pays_off()
             self.reverse_loop(op, b, adj, start, stop, step, op.body.args[1:],
-                              (op.body.args[0], fwd_iv), recompute=True)
+                              (op.body.args[0], fwd_iv), recompute=True, jacobian=jacobian)
             return
         if op.directive.startswith("binomial("):
             saved = (dict(self.map), dict(self.fwd_region), dict(self.choices), dict(self.trips))
@@ -1116,7 +1181,9 @@ def _split_needed(module: Module, activity: ModuleActivity, derived: list[str]) 
 def differentiate(module: Module, activity: ModuleActivity, vector: bool) -> Module:
     """Adjoints of every function that needs one, their split halves when another adjoint
     calls them, and the primal helpers they call."""
-    derived = [fn.name for fn in module.functions if activity.needs_derivative(fn.name)]
+    skipped = adjoint_only(module, vector)
+    derived = [fn.name for fn in module.functions
+               if activity.needs_derivative(fn.name) and fn.name not in skipped]
     split = _split_needed(module, activity, derived)
     kept = _kept_params(module, derived, split)
     out: list[Function] = []
@@ -1136,6 +1203,25 @@ def differentiate(module: Module, activity: ModuleActivity, vector: bool) -> Mod
         stack.extend(op.callee for op in module.function(name).walk() if isinstance(op, Call))
     helpers = [_clone_static(fn) for fn in module.functions if fn.name in needed]
     return Module(module.name, module.path, helpers + out, module.source_lines)
+
+
+def adjoint_only(module: Module, vector: bool = False) -> set[str]:
+    """Functions no adjoint needs: those reached only through functions whose adjoint is a
+    custom one (their bodies run in the forward sweep, as primal code, and are not
+    differentiated; in vector mode custom adjoints are not used) or only from the static custom
+    adjoints of nested derivatives (``ad.nested``), which reverse sweeps alone run."""
+    by_name = {fn.name: fn for fn in module.functions}
+    reached: set[str] = set()
+    stack = [fn.name for fn in module.functions if not fn.is_static]
+    while stack:
+        name = stack.pop()
+        if name in reached or name not in by_name:
+            continue
+        reached.add(name)
+        if by_name[name].custom_adjoint and not vector:
+            continue
+        stack.extend(op.callee for op in by_name[name].walk() if isinstance(op, Call))
+    return set(by_name) - reached
 
 
 def _kept_call_arrays(fn: Function, module: Module) -> set[tuple[int, int]]:

@@ -97,6 +97,8 @@ class ModuleActivity:
     functions: dict[str, FunctionActivity]
     requests: dict[str, Request]
     tape: TapeActivity = field(default_factory=TapeActivity)
+    #: declarations of C functions given with ``@external``
+    externals: frozenset[str] = frozenset()
 
     def active_params(self, fn: Function) -> list[int]:
         req = self.requests.get(fn.name)
@@ -123,6 +125,8 @@ class ModuleActivity:
 
     def needs_derivative(self, name: str) -> bool:
         s = self.summaries[name]
+        if name in self.externals:  # it writes no array: only its results carry derivatives
+            return bool(s.varied_params and s.useful_results)
         return name in self.requests or bool(s.varied_params and
                                               (s.useful_results or s.useful_out))
 
@@ -291,6 +295,8 @@ def _writes(fn: Function, param: int, module: Module, seen: set[tuple[str, int]]
     if key in seen:
         return False
     seen.add(key)
+    if fn.external is not None:  # a C function given with @external: a C adjoint increments
+        return fn.mode == "reverse" and fn.param_names[param] in fn.tangent_of  # its adjoints
     p = fn.params[param]
     for op in fn.walk():
         if isinstance(op, Store) and op.operands[0] is p:
@@ -319,10 +325,37 @@ def analyze(module: Module, requests: dict[str, Request]) -> ModuleActivity:
     for _ in range(100):
         before = ({n: s.snapshot() for n, s in summaries.items()}, tape.varied, tape.useful)
         for fn in module.functions:
+            if fn.external is not None:
+                functions[fn.name] = _external_activity(fn, summaries[fn.name])
+                continue
             solver = _FunctionSolver(fn, summaries, module, tape)
             solver.varied()
             solver.useful()
             functions[fn.name] = solver.act
         if before == ({n: s.snapshot() for n, s in summaries.items()}, tape.varied, tape.useful):
             break
-    return ModuleActivity(summaries, functions, requests, tape)
+    externals = frozenset(fn.name for fn in module.functions if fn.external is not None)
+    return ModuleActivity(summaries, functions, requests, tape, externals)
+
+
+def _external_activity(fn: Function, s: Summary) -> FunctionActivity:
+    """A C function given with ``@external`` is a black box: each float result depends on each
+    float parameter.  Once it needs a derivative, every float parameter and result is active,
+    so that the derivative has the one signature the user wrote (``f_d``/``f_b`` with every
+    float input independent and every float result dependent)."""
+    floats = {i for i, p in enumerate(fn.params) if differentiable(p)}
+    float_results = {j for j, r in enumerate(fn.results)
+                     if isinstance(r.type, ScalarType) and r.type.is_float}
+    if s.varied_params & floats:
+        s.varied_results |= float_results
+    if s.useful_results & float_results:
+        s.useful_in |= floats
+    act = FunctionActivity()
+    if s.varied_params and s.useful_results:
+        s.varied_params |= floats
+        s.useful_results |= float_results
+        s.varied_results |= float_results
+        s.useful_in |= floats
+        act.varied = {id(fn.params[i]) for i in floats}
+        act.useful = set(act.varied)
+    return act

@@ -41,6 +41,13 @@ def device_functions(module: Module) -> set[str]:
 def check_cuda(module: Module) -> set[str]:
     """Raise ``AdgenError`` for what cannot run on the CUDA target; return the device
     functions."""
+    for fn in module.functions:
+        ext = fn.external
+        if ext is not None:
+            raise AdgenError(ext.loc, "external C functions are not supported on the CUDA target "
+                                      f"yet ('{ext.function}' calls {ext.name} from "
+                                      f"{ext.source}; use --target c, or write the function in "
+                                      "Python)")
     device = device_functions(module)
     for fn in module.functions:
         for op in fn.walk():

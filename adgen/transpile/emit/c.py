@@ -9,6 +9,7 @@ statement per line with the source line as a comment, control flow as real
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 
 from ..ir.core import (
@@ -21,6 +22,20 @@ from .signature import CSignature
 from .variables import Var, Variables
 from ..frontend.diagnostics import AdgenError
 from ..ir.walk import index_dependent
+
+#: modes whose functions may keep a tape (and so get a ``MODULE_b_tape_bytes()`` counter)
+TAPE_MODES = ("reverse", "vector-reverse", "hvp", "vector-hvp")
+
+def note_lines(op: For) -> list[str]:
+    """The loop's note as a C comment of lines up to about 100 characters (an element such
+    as ``z[i, 0]`` is never split over two lines)."""
+    if not op.note:
+        return []
+    kept = re.sub(r"\[[^]]*\]", lambda m: m.group(0).replace(" ", "\0"), op.note)
+    lines = [line.replace("\0", " ") for line in textwrap.wrap(kept, 92)]
+    return [("/* " if k == 0 else "   ") + line + (" */" if k == len(lines) - 1 else "")
+            for k, line in enumerate(lines)]
+
 
 # precedence of C operators (higher binds tighter)
 PREC = {"?:": 3, "||": 4, "&&": 5, "==": 9, "!=": 9, "<": 10, "<=": 10, ">": 10, ">=": 10,
@@ -180,11 +195,15 @@ class FunctionEmitter(Variables):
         self.plan_parallel()
         self.allocate()
         self.region(self.fn.body, 1, top=True)
-        # an adjoint that owns a tape frees it and records its size at each return
+        # an adjoint that owns a tape frees it and records its size at each return (a
+        # function of a nested derivative, in primal mode, frees it only)
+        counted = self.fn.mode in TAPE_MODES
         for at, depth in reversed(self.pending_tape_free):
-            self.lines.insert(at, "    " * depth + (
-                "adgen_tape_bytes_last = adgen_tape_free(&tape);" if self.uses_tape
-                else "adgen_tape_bytes_last = 0;"))
+            line = ("adgen_tape_free(&tape);" if not counted else
+                    "adgen_tape_bytes_last = adgen_tape_free(&tape);" if self.uses_tape
+                    else "adgen_tape_bytes_last = 0;")
+            if self.uses_tape or counted:
+                self.lines.insert(at, "    " * depth + line)
         while self.lines and self.lines[-1].strip() == "return;":
             self.lines.pop()
         code = re.sub(r"/\*.*?\*/", "", "\n".join(self.lines), flags=re.S)  # not the comments
@@ -347,6 +366,9 @@ class FunctionEmitter(Variables):
         sig = self.sigs[op.callee]
         args: list[str] = []
         outs: dict[int, Value] = {}
+        # a callee that increments its scalar adjoints (a C adjoint given with @external)
+        callee = next((f for f in self.module.functions if f.name == op.callee), None)
+        increments = set(callee.increments) if callee is not None else set()
         for p in sig.params:
             kind = p.source[0]
             if kind == "tape":
@@ -364,7 +386,9 @@ class FunctionEmitter(Variables):
             else:
                 r = op.results[p.source[1]]
                 outs[p.source[1]] = r
-                self.declare_or_assign(r, None, depth)
+                zero = _Expr(c_const(0.0, r.type), ATOM) if callee is not None and \
+                    callee.results[p.source[1]].name in increments else None
+                self.declare_or_assign(r, zero, depth)
                 var = self.var_of[id(r)]
                 args.append(var.name if var.vector else "&" + var.name)
         call = f"{op.callee}({', '.join(args)})"
@@ -475,6 +499,8 @@ class FunctionEmitter(Variables):
         if self.options.target == "cuda" and id(op) in self.omp_loops:
             self.emit_kernel(op, depth)
             return
+        for line in note_lines(op):  # what the loop computes, where the source does not say
+            self.emit(line, depth)
         outer_atomic = self.atomic_arrays
         tape: str | None = None
         private: list[tuple[Value, str, str]] = []  # (array, private copy, element count)
@@ -579,7 +605,7 @@ class FunctionEmitter(Variables):
         where = f"{self.options.source_name}:{op.loc.line}"
         src = self.module.source_lines[op.loc.line - 1].strip().replace("*/", "* /") \
             if 1 <= op.loc.line <= len(self.module.source_lines) else ""
-        text = [f"/* {where}: {src} one thread per iteration */",
+        text = [f"/* {where}: {src} one thread per iteration */", *note_lines(op),
                 f"ADGEN_KERNEL {name}({', '.join(params)})", "{"]
         text += [f"    {var.ctype} {var.name} = 0;" for var in sums]
         if tape:

@@ -14,7 +14,7 @@ import jinja2
 from ... import __version__
 from ..ir.core import Call, Function, Module
 from ..ir.types import ArrayType, VecType
-from .c import EmitOptions, emit_function
+from .c import TAPE_MODES, EmitOptions, emit_function
 from .signature import CSignature, signatures
 
 #: file suffix and wording per mode
@@ -32,8 +32,6 @@ MODES = {
                    "adjoint)", "Hessian-vector products (vector tangent of the adjoint)"),
 }
 REVERSE_MODES = ("reverse", "vector-reverse")
-#: modes whose functions may keep a tape (and so get a ``MODULE_b_tape_bytes()`` counter)
-TAPE_MODES = REVERSE_MODES + ("hvp", "vector-hvp")
 
 
 @dataclass
@@ -223,6 +221,18 @@ def describe(fn: Function, sig: CSignature, module: Module) -> list[str]:
     return lines
 
 
+def describe_external(fn: Function, sig: CSignature, module: Module) -> list[str]:
+    """The header comment of a C function given with ``@external``: what adgen expects of it."""
+    ext = fn.external
+    assert ext is not None
+    lines = describe(fn, sig, module)
+    where = f"{module.name}.py:{ext.loc.line}"
+    if fn.mode == "primal":
+        lines[0] = f"{fn.name}: the C function of {ext.function} ({where})."
+    lines.append(f"  Not generated: define it in {ext.source} (@external on {ext.function}).")
+    return lines
+
+
 def _called(module: Module, roots: list[Function]) -> list[Function]:
     """``roots`` and the functions they call, directly or not, in module order (on CUDA a
     device function's own adjoint, say, is called by nobody and not written)."""
@@ -250,6 +260,9 @@ def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -
                                         params=params)
     functions = _called(module, [fn for fn in module.functions if not sigs[fn.name].is_static]) \
         if cuda else module.functions
+    # C functions the user gives (@external): declared in the header, never defined here
+    externals = [fn for fn in functions if fn.external is not None]
+    functions = [fn for fn in functions if fn.external is None]
     env = _env()
     tape_counter = f"size_t {base}_tape_bytes(void)" if mode in TAPE_MODES else None
     public = [fn for fn in functions if not sigs[fn.name].is_static]
@@ -268,6 +281,9 @@ def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -
         filename=base + ".h", what=what, source=module.name + ".py", version=__version__,
         guard=guard, functions=[{"doc": describe(fn, sigs[fn.name], module),
                                  "prototype": sigs[fn.name].prototype()} for fn in public],
+        externals=[{"doc": describe_external(fn, sigs[fn.name], module),
+                    "prototype": replace(sigs[fn.name], is_static=False).prototype()}
+                   for fn in externals],
         tape_counter=tape_counter)
     prototypes = [sigs[fn.name].prototype() for fn in public]
     if tape_counter is not None:

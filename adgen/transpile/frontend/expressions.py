@@ -18,7 +18,7 @@ import libcst as cst
 from ..ir.builder import Builder
 from ..ir.core import Call, Const, If, Loc, Region, Value, Yield
 from ..ir.prims import CONSTANTS, INTRINSICS, PRIMS
-from ..ir.types import BOOL, I64, ArrayType, ScalarType, Type, promote
+from ..ir.types import BOOL, I64, ArrayType, ScalarType, Type, is_float, promote
 from .diagnostics import AdgenError, Diagnostics, Note
 from .signatures import ScopeReader, Signature
 
@@ -133,7 +133,10 @@ class ExpressionLowering:
     def returns_tuple(self, call: cst.Call) -> bool:
         if isinstance(call.func, cst.Name) and call.func.value in self.scope.functions:
             return self.scope.functions[call.func.value].returns_tuple
-        return False
+        if isinstance(call.func, cst.Call):  # grad(f, argnums=(0, 1))(...) gives a tuple
+            return any(a.keyword is not None and a.keyword.value == "argnums" and
+                       isinstance(a.value, cst.Tuple) for a in call.func.args)
+        return isinstance(call.func, cst.Name) and call.func.value == "jvp"
 
     # -- expressions -----------------------------------------------------------------------------
     def expr(self, node: cst.BaseExpression) -> Value:
@@ -501,10 +504,17 @@ class ExpressionLowering:
             if a.star:
                 raise self.error(a, "starred arguments are not supported (pass arguments one by "
                                     "one)")
+        if isinstance(node.func, cst.Call):
+            return self.nested_grad(node, allow_tuple)
         key = self.callee_name(node.func)
         if key is None:
             return self.module_call(node, allow_none, allow_tuple)
         mod, name = key
+        if mod == "" and name == "jvp":
+            return self.nested_jvp(node, allow_tuple)
+        if mod == "" and name == "grad":
+            raise self.error(node, "grad(f) is a function: call it with the arguments of f "
+                                   "(grad(f)(x, y))")
         if mod == "math" and name == "log" and len(node.args) == 2:
             raise self.error(node, "math.log with a base is not supported (use log(x) / log(b))")
         if mod == "" and name == "pow" and len(node.args) == 2:
@@ -597,23 +607,7 @@ class ExpressionLowering:
     def module_call(self, node: cst.Call, allow_none: bool, allow_tuple: bool) -> list[Value]:
         assert isinstance(node.func, cst.Name)
         sig = self.scope.functions[node.func.value]
-        if len(node.args) != len(sig.params):
-            raise self.error(node, f"'{sig.name}' takes {len(sig.params)} argument(s), got "
-                                   f"{len(node.args)} (pass one value per parameter)",
-                             [Note(sig.loc, "defined here")])
-        args = []
-        for a, p in zip(node.args, sig.params, strict=True):
-            v = self.expr(a.value)
-            if isinstance(p.type, ArrayType) or isinstance(v.type, ArrayType):
-                if v.type != p.type:
-                    raise self.error(a, f"argument '{p.name}' of '{sig.name}' is "
-                                        f"{type_spelled(p.type)}, got {type_spelled(v.type)} "
-                                        "(pass a value of the declared type)",
-                                     [Note(p.loc, "parameter declared here")])
-            else:
-                assert isinstance(p.type, ScalarType)
-                v = self.convert(a, v, p.type, f"argument '{p.name}' of '{sig.name}'")
-            args.append(v)
+        args = self.arguments(node, [a.value for a in node.args], sig)
         if not sig.results and not allow_none:
             raise self.error(node, f"'{sig.name}' returns nothing and has no value (call it as a "
                                    f"statement: {sig.name}(...))")
@@ -626,6 +620,135 @@ class ExpressionLowering:
             op.directive = self.call_directive
             self.directed_calls.append(op)
         return outs
+
+    def arguments(self, node: cst.CSTNode, values: list[cst.BaseExpression],
+                  sig: Signature) -> list[Value]:
+        """The arguments of a call of ``sig``, checked and converted to the parameter types."""
+        if len(values) != len(sig.params):
+            raise self.error(node, f"'{sig.name}' takes {len(sig.params)} argument(s), got "
+                                   f"{len(values)} (pass one value per parameter)",
+                             [Note(sig.loc, "defined here")])
+        args = []
+        for a, p in zip(values, sig.params, strict=True):
+            v = self.expr(a)
+            if isinstance(p.type, ArrayType) or isinstance(v.type, ArrayType):
+                if v.type != p.type:
+                    raise self.error(a, f"argument '{p.name}' of '{sig.name}' is "
+                                        f"{type_spelled(p.type)}, got {type_spelled(v.type)} "
+                                        "(pass a value of the declared type)",
+                                     [Note(p.loc, "parameter declared here")])
+            else:
+                assert isinstance(p.type, ScalarType)
+                v = self.convert(a, v, p.type, f"argument '{p.name}' of '{sig.name}'")
+            args.append(v)
+        return args
+
+    # -- derivatives inside the module -------------------------------------------------------------
+    def derivative_target(self, node: cst.Call, what: str) -> Signature:
+        """The module function ``grad(f)`` / ``jvp(f, ...)`` differentiates: one float result."""
+        self.scope.require_adgen(what, lambda msg: self.error(node.func, msg))
+        example = "grad(f)(x, y)" if what == "grad" else "jvp(f, (x, y), (xd, yd))"
+        first = node.args[0] if node.args else None
+        if first is None or first.keyword is not None or first.star or \
+                not isinstance(first.value, cst.Name):
+            raise self.error(node, f"{what} takes the function to differentiate first ({example})")
+        name = first.value.value
+        sig = self.scope.functions.get(name)
+        if sig is None:
+            raise self.error(first, f"{what} of '{name}' is not supported (differentiate a "
+                                    f"function of this module: {example})")
+        if len(sig.results) != 1 or sig.returns_tuple or not is_float(sig.results[0]):
+            raise self.error(first, f"{what} of '{name}' needs a function returning one float "
+                                    f"(it returns {', '.join(map(type_spelled, sig.results)) or 'nothing'})",
+                             [Note(sig.loc, "defined here")])
+        return sig
+
+    def nested_call(self, node: cst.Call, kind: str, sig: Signature, wrt: tuple[int, ...],
+                    name: str, args: list[Value], results: list[Type]) -> list[Value]:
+        from ..ir.core import Nested
+        self.scope.nested.setdefault(name, Nested(name, kind, sig.name, wrt, self.loc_of(node)))
+        return self.at(node).call(name, args, results)
+
+    def nested_grad(self, node: cst.Call, allow_tuple: bool) -> list[Value]:
+        """``grad(f)(args)``, ``grad(f, argnums=i)(args)`` or ``grad(f, argnums=(i, j))(args)``:
+        the gradient of f's float result with respect to the chosen float scalar parameters,
+        as JAX's ``grad``: one value for an integer ``argnums`` (default 0), a tuple for a
+        tuple."""
+        inner = node.func
+        assert isinstance(inner, cst.Call)
+        if not (isinstance(inner.func, cst.Name) and inner.func.value == "grad"):
+            raise self.error(inner, "calling this is not supported (only module functions, "
+                                    "math/numpy intrinsics, builtins and grad(f) can be called)")
+        sig = self.derivative_target(inner, "grad")
+        argnums: cst.BaseExpression | None = None
+        for a in inner.args[1:]:
+            if a.keyword is None or a.keyword.value != "argnums" or argnums is not None:
+                raise self.error(a, "grad takes the function and argnums only "
+                                    "(grad(f), grad(f, argnums=1), grad(f, argnums=(0, 1)))")
+            argnums = a.value
+        items = ([e.value for e in argnums.elements] if isinstance(argnums, cst.Tuple) else
+                 [argnums] if argnums is not None else [])
+        if not all(isinstance(e, cst.Integer) for e in items) or \
+                (isinstance(argnums, cst.Tuple) and not items):
+            raise self.error(argnums or inner, "argnums must be an integer or a tuple of integers, "
+                                               "written as literals (argnums=(0, 1))")
+        wrt = tuple(int(e.evaluated_value) for e in items) or (0,)  # type: ignore[union-attr]
+        for e, i in zip(items or [inner], wrt, strict=True):
+            if not 0 <= i < len(sig.params):
+                raise self.error(e, f"argnums {i} is out of range ('{sig.name}' has "
+                                    f"{len(sig.params)} parameter(s))")
+            p = sig.params[i]
+            if not (isinstance(p.type, ScalarType) and p.type.is_float):
+                raise self.error(e, f"grad with respect to '{p.name}' ({type_spelled(p.type)}) "
+                                    "is not supported (differentiate with respect to float "
+                                    "scalar parameters)", [Note(p.loc, "parameter declared here")])
+        if len(set(wrt)) != len(wrt):
+            raise self.error(argnums or inner, "argnums names a parameter twice (name each once)")
+        as_tuple = isinstance(argnums, cst.Tuple)
+        if as_tuple and not allow_tuple:
+            raise self.error(node, "grad(f, argnums=(...)) returns a tuple; unpack it "
+                                   "(a, b = grad(f, argnums=(0, 1))(x, y))")
+        floats = tuple(i for i, p in enumerate(sig.params)
+                       if isinstance(p.type, ScalarType) and p.type.is_float)
+        name = f"{sig.name}_grad" + ("" if wrt == floats else
+                                     "_" + "_".join(sig.params[i].name for i in wrt))
+        args = self.arguments(node, [a.value for a in node.args], sig)
+        return self.nested_call(node, "grad", sig, wrt, name, args,
+                                [sig.params[i].type for i in wrt])
+
+    def nested_jvp(self, node: cst.Call, allow_tuple: bool) -> list[Value]:
+        """``jvp(f, (args), (tangents))``, as JAX's: f's value and its derivative in the
+        direction of the tangents, one per parameter (``None`` for those that are not float
+        scalars)."""
+        sig = self.derivative_target(node, "jvp")
+        if len(node.args) != 3 or any(a.keyword is not None or a.star for a in node.args) or \
+                not all(isinstance(a.value, cst.Tuple) for a in node.args[1:]):
+            raise self.error(node, "jvp takes the function, a tuple of arguments and a tuple of "
+                                   "tangents (y, yd = jvp(f, (x, n), (xd, None)))")
+        primals = [e.value for e in node.args[1].value.elements]  # type: ignore[attr-defined]
+        tangents = [e.value for e in node.args[2].value.elements]  # type: ignore[attr-defined]
+        args = self.arguments(node.args[1].value, primals, sig)
+        if len(tangents) != len(sig.params):
+            raise self.error(node.args[2].value, f"jvp of '{sig.name}' needs {len(sig.params)} "
+                                                 f"tangent(s), got {len(tangents)} (one per "
+                                                 "parameter, None for those that are not floats)")
+        wrt: list[int] = []
+        for i, (t, p) in enumerate(zip(tangents, sig.params, strict=True)):
+            none = isinstance(t, cst.Name) and t.value == "None"
+            if isinstance(p.type, ScalarType) and p.type.is_float:
+                if none:
+                    raise self.error(t, f"the tangent of '{p.name}' is a float (write 0.0 for no "
+                                        "change)")
+                args.append(self.convert(t, self.expr(t), p.type, f"tangent of '{p.name}'"))
+                wrt.append(i)
+            elif not none:
+                raise self.error(t, f"'{p.name}' ({type_spelled(p.type)}) has no tangent (write "
+                                    "None)")
+        if not allow_tuple:
+            raise self.error(node, "jvp returns the value and its tangent; unpack them "
+                                   "(y, yd = jvp(f, (x,), (xd,)))")
+        t = sig.results[0]
+        return self.nested_call(node, "jvp", sig, tuple(wrt), f"{sig.name}_jvp", args, [t, t])
 
 
 def type_spelled(t: Type) -> str:

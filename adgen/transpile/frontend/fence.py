@@ -14,6 +14,7 @@ from libcst.metadata import PositionProvider
 
 from ..ir.core import Loc
 from .diagnostics import AdgenError
+from .external import external_decorator, is_external_decorator
 from .signatures import is_main_guard
 
 #: node type -> (what it is, what to do instead)
@@ -42,7 +43,8 @@ UNSUPPORTED: dict[type, str] = {
     cst.Slice: "slicing is not supported (index single elements inside a loop)",
     cst.StarredElement: "starred expressions are not supported (write each value or name "
                         "separately)",
-    cst.Decorator: "this decorator is not supported (only @custom_vjp(adjoint), from adgen)",
+    cst.Decorator: "this decorator is not supported (only @custom_vjp(adjoint), "
+                   "@custom_jvp(tangent) and @external(...), from adgen)",
     cst.Match: "match is not supported (use if/elif/else)",
     cst.Ellipsis: "... is not supported (use pass)",
     cst.Imaginary: "complex numbers are not supported (use pairs of floats)",
@@ -56,10 +58,22 @@ DIRECTIVE = re.compile(r"#\s*adgen\s*:")
 LOOP_DIRECTIVES = ("store", "recompute", "checkpoint")
 #: binomial(k) on a for loop: revolve's checkpointing with at most k snapshots
 BINOMIAL = re.compile(r"binomial\(\s*(\d+)\s*\)")
+#: on a prange: its adjoint computes each iteration's Jacobian in forward mode and applies
+#: its transpose (``ad/mixed.py``)
+PRANGE_DIRECTIVES = ("forward-in-reverse",)
 
 
 def is_loop_directive(d: str | None) -> bool:
-    return d in LOOP_DIRECTIVES or d is not None and BINOMIAL.fullmatch(d) is not None
+    return d in LOOP_DIRECTIVES or d in PRANGE_DIRECTIVES or \
+        d is not None and BINOMIAL.fullmatch(d) is not None
+
+
+def is_prange(node: cst.For | cst.While) -> bool:
+    """Whether the loop is ``for ... in prange(...)``."""
+    it = node.iter if isinstance(node, cst.For) else None
+    return isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "prange"
+
+
 #: directives on a statement that calls a module function (end of its line or the line above);
 #: each is a loop directive too
 CALL_DIRECTIVES = ("checkpoint",)
@@ -99,18 +113,27 @@ def statement_directive(node: cst.SimpleStatementLine) -> tuple[str, cst.Comment
     return "", None
 
 
-def custom_adjoint_name(node: cst.Decorator) -> str | None:
-    """``g`` for ``@custom_vjp(g)`` (or ``@adgen.custom_vjp(g)``); None for another decorator."""
+def custom_derivative(node: cst.Decorator) -> tuple[str, str] | None:
+    """(``custom_vjp``, ``g``) for ``@custom_vjp(g)``, (``custom_jvp``, ``g``) for
+    ``@custom_jvp(g)`` (also spelled ``@adgen.custom_vjp(g)``...); None for another
+    decorator."""
     d = node.decorator
     if not isinstance(d, cst.Call) or len(d.args) != 1 or d.args[0].keyword is not None \
             or d.args[0].star or not isinstance(d.args[0].value, cst.Name):
         return None
     f = d.func
-    if isinstance(f, cst.Name) and f.value == "custom_vjp" or \
-            isinstance(f, cst.Attribute) and f.attr.value == "custom_vjp" and \
-            isinstance(f.value, cst.Name) and f.value.value == "adgen":
-        return d.args[0].value.value
+    kind = f.value if isinstance(f, cst.Name) else \
+        f.attr.value if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and \
+        f.value.value == "adgen" else None
+    if kind in ("custom_vjp", "custom_jvp"):
+        return kind, d.args[0].value.value
     return None
+
+
+def custom_adjoint_name(node: cst.Decorator) -> str | None:
+    """``g`` for ``@custom_vjp(g)`` (or ``@adgen.custom_vjp(g)``); None for another decorator."""
+    found = custom_derivative(node)
+    return found[1] if found is not None and found[0] == "custom_vjp" else None
 
 
 def loop_directive(node: cst.For | cst.While) -> str:
@@ -120,7 +143,7 @@ def loop_directive(node: cst.For | cst.While) -> str:
         d = directive_of(c)
         if d is not None and BINOMIAL.fullmatch(d):
             return f"binomial({int(BINOMIAL.fullmatch(d).group(1))})"  # type: ignore[union-attr]
-        if d in LOOP_DIRECTIVES:
+        if d in LOOP_DIRECTIVES or d in PRANGE_DIRECTIVES:
             return d
     return ""
 
@@ -134,14 +157,19 @@ class Fence(cst.CSTVisitor):
         self.allowed_strings: set[int] = set()
         self.loop_comment_ids: set[int] = set()
         self.depth = 0
+        #: bodies of functions with @external
+        self.external_bodies: set[int] = set()
 
     def loc(self, node: cst.CSTNode) -> Loc:
         pos = self.get_metadata(PositionProvider, node).start
         return Loc(self.path, pos.line, pos.column + 1)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Decorator) and custom_adjoint_name(node) is not None:
+        if isinstance(node, cst.Decorator) and (custom_derivative(node) is not None or
+                                                is_external_decorator(node)):
             return False  # read by ScopeReader.function
+        if id(node) in self.external_bodies:
+            return False  # the CPython meaning of an external C function: never compiled
         message = UNSUPPORTED.get(type(node))
         if message is not None:
             raise AdgenError(self.loc(node), message)
@@ -166,6 +194,8 @@ class Fence(cst.CSTVisitor):
                                              "def)")
         self.depth += 1
         self._allow_docstring(node.body)
+        if external_decorator(node) is not None:
+            self.external_bodies.add(id(node.body))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.depth -= 1
@@ -194,6 +224,10 @@ class Fence(cst.CSTVisitor):
                 raise AdgenError(self.loc(c), f"'# adgen: {d}' on a while loop is not supported "
                                               "(binomial checkpointing needs the trip count: use "
                                               "a for loop)")
+            if d in PRANGE_DIRECTIVES and not is_prange(node):
+                raise AdgenError(self.loc(c), f"'# adgen: {d}' applies to a prange, whose "
+                                              "iterations are independent (write for i in "
+                                              "prange(...), or remove the directive)")
             if binomial is not None and int(binomial.group(1)) < 1:
                 raise AdgenError(self.loc(c), f"'# adgen: {d}' keeps no snapshot (write "
                                               "binomial(k) with k >= 1)")
@@ -232,9 +266,13 @@ class Fence(cst.CSTVisitor):
         if d in LOOP_DIRECTIVES:
             raise AdgenError(self.loc(node), f"'# adgen: {d}' applies to a loop (write it at the "
                                              "end of the for/while line or on the line above it)")
+        if d in PRANGE_DIRECTIVES:
+            raise AdgenError(self.loc(node), f"'# adgen: {d}' applies to a prange (write it at "
+                                             "the end of the for line or on the line above it)")
         raise AdgenError(self.loc(node), f"the directive '# adgen: {d}' is not supported yet "
                                          f"(supported: {', '.join(LOOP_DIRECTIVES)} on a loop, "
-                                         f"binomial(k) on a for loop; "
+                                         f"binomial(k) on a for loop, "
+                                         f"{', '.join(PRANGE_DIRECTIVES)} on a prange; "
                                          f"{', '.join(CALL_DIRECTIVES)} on a call)")
 
     def visit_Param(self, node: cst.Param) -> None:

@@ -25,6 +25,7 @@ from ..ir.verifier import falls_through
 from ..ir.walk import index_dependent
 from .diagnostics import AdgenError, Note
 from .expressions import Binding, ExpressionLowering, LoopContext, spelled
+from .external import result_names
 from .fence import loop_directive, statement_directive
 
 class FunctionLowering(ExpressionLowering):
@@ -32,6 +33,8 @@ class FunctionLowering(ExpressionLowering):
 
     # -- function ------------------------------------------------------------------
     def lower(self) -> Function:
+        if self.sig.external is not None:
+            return self.lower_external()
         params: list[Value] = []
         for p in self.sig.params:
             v = Value(p.type, p.name)
@@ -50,18 +53,28 @@ class FunctionLowering(ExpressionLowering):
                                  "a value (add a return)")
             # the implicit return at the end of a -> None function has no source line
             self.builder.insert(Return([], [], Loc(self.sig.loc.file, 0, 0)))
-        names = (["return"] if len(self.sig.results) == 1 else
-                 [f"ret{i}" for i in range(len(self.sig.results))])
-        params = {p.name for p in self.sig.params}
-        for k, n in enumerate(names):
-            while n in params:
-                n += "_"
-            names[k] = n
-        results = [Result(n, t) for n, t in zip(names, self.sig.results, strict=True)]
+        return self.function(region)
+
+    def function(self, region: Region) -> Function:
+        results = [Result(n, t) for n, t in zip(result_names(self.sig), self.sig.results,
+                                                strict=True)]
         return Function(self.sig.name, region, results, self.sig.loc, primal=self.sig.name,
                         param_names=[p.name for p in self.sig.params],
                         returns_tuple=self.sig.returns_tuple,
-                        custom_adjoint=self.sig.custom_adjoint)
+                        custom_adjoint=self.sig.custom_adjoint,
+                        custom_tangent=self.sig.custom_tangent)
+
+    def lower_external(self) -> Function:
+        """An ``@external`` function calls its C function (``frontend/external.py``); its
+        Python body is for CPython only."""
+        ext = self.sig.external
+        assert ext is not None
+        params = [Value(p.type, p.name) for p in self.sig.params]
+        region = Region(params)
+        b = Builder(region, ext.loc)  # the C comment shows the decorator
+        results = b.call(ext.name, params, list(self.sig.results))
+        b.insert(Return(results, [], ext.loc))
+        return self.function(region)
 
     def _last_line_loc(self, node: cst.FunctionDef) -> Loc:
         stmts = node.body.body

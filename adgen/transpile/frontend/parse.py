@@ -8,8 +8,9 @@ import warnings
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ..ir.core import Function, Loc, Module
+from ..ir.core import Function, Loc, Module, Nested
 from .diagnostics import AdgenError, Diagnostics
+from .external import link_externals
 from .fence import Fence
 from .lower import FunctionLowering
 from .signatures import Options, ScopeReader
@@ -29,18 +30,18 @@ def parse_module(path: str, source: str, options: Options | None = None,
                          f"invalid syntax: {exc.message} (an adgen module must be valid "
                          "Python)") from None
     try:
-        functions = lower_module(display, tree, options, diags)
+        functions, nested = lower_module(display, tree, options, diags)
     except RecursionError:  # LibCST's visitors and lowering recurse over nested expressions
         raise AdgenError(Loc(display, 1, 1), TOO_DEEP) from None
     name = os.path.splitext(os.path.basename(path))[0]
-    return Module(name, path, functions, source.splitlines())
+    return Module(name, path, functions, source.splitlines(), nested)
 
 
 TOO_DEEP = "this module is nested too deeply (split long expressions into several statements)"
 
 
 def lower_module(display: str, tree: cst.Module, options: Options,
-                 diags: Diagnostics) -> list[Function]:
+                 diags: Diagnostics) -> tuple[list[Function], dict[str, Nested]]:
     wrapper = MetadataWrapper(tree, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
 
@@ -51,8 +52,10 @@ def lower_module(display: str, tree: cst.Module, options: Options,
     wrapper.visit(Fence(display))
     reader = ScopeReader(display, loc_of, options)
     scope = reader.read(tree)
-    return [FunctionLowering(sig, reader, loc_of, diags).lower()
-            for sig in scope.functions.values()]
+    functions = [FunctionLowering(sig, reader, loc_of, diags).lower()
+                 for sig in scope.functions.values()]
+    functions = link_externals(functions, list(scope.functions.values()))  # @external
+    return functions, scope.nested
 
 
 def check_python_syntax(display: str, source: str) -> None:

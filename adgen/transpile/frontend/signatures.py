@@ -7,15 +7,17 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..ir.core import Loc
+from ..ir.core import External, Loc, Nested
 from ..ir.prims import CONSTANTS
 from ..ir.types import BOOL, F32, F64, I32, I64, ArrayType, ScalarType, Type
 from ..emit.names import function_name_problem
 from .diagnostics import AdgenError
+from .external import external_decorator, is_external_decorator, read_external
 
 SCALAR_NAMES = {"f64": "f64", "float": "f64", "f32": "f32", "i64": "i64", "int": "i64",
                 "i32": "i32", "bool": "bool"}
-ADGEN_NAMES = {"Array", "f64", "f32", "i64", "i32", "zeros", "prange", "custom_vjp"}
+ADGEN_NAMES = {"Array", "f64", "f32", "i64", "i32", "zeros", "prange", "custom_vjp", "custom_jvp",
+               "grad", "jvp", "external"}
 
 
 @dataclass
@@ -44,6 +46,10 @@ class Signature:
     node: cst.FunctionDef
     #: ``@custom_vjp(g)``: the module function that is this function's adjoint
     custom_adjoint: str = ""
+    #: ``@custom_jvp(g)``: the module function that is this function's tangent
+    custom_tangent: str = ""
+    #: ``@external(...)``: the C functions the user gives for this function
+    external: External | None = None
 
 
 @dataclass
@@ -67,6 +73,9 @@ class ModuleScope:
     from_adgen: set[str] = field(default_factory=set)
     #: `import adgen` (for `@adgen.custom_vjp(g)`)
     adgen_module: bool = False
+    #: derivatives taken inside the module (``grad(f)(...)``, ``jvp(f, ...)``), by the name of
+    #: the function each becomes
+    nested: dict[str, Nested] = field(default_factory=dict)
 
     def require_adgen(self, name: str, error: Callable[[str], Exception]) -> None:
         if name not in self.from_adgen:
@@ -257,9 +266,73 @@ class ScopeReader:
                                         "(e.g. -> float, -> tuple[float, float] or -> None)")
         results, is_tuple = self.return_annotation(node.returns.annotation)
         sig = Signature(name, params, results, is_tuple, self.loc_of(node.name), node)
-        for dec in node.decorators:  # the fence lets only @custom_vjp(g) through
-            sig.custom_adjoint = self.custom_adjoint(sig, dec)
+        dec = external_decorator(node)
+        if dec is not None:
+            sig.external = read_external(self, sig, dec)
+        for dec in node.decorators:  # the fence lets only @custom_vjp(g), @custom_jvp(g) and
+            if is_external_decorator(dec):  # @external through
+                continue
+            from .fence import custom_derivative
+            found = custom_derivative(dec)
+            assert found is not None
+            if found[0] == "custom_jvp":
+                sig.custom_tangent = self.custom_tangent(sig, dec)
+            else:
+                sig.custom_adjoint = self.custom_adjoint(sig, dec)
         self.scope.functions[name] = sig
+
+    def derivative_function(self, sig: Signature, dec: cst.Decorator, kind: str,
+                            what: str) -> tuple[str, Signature, cst.BaseExpression]:
+        """The function ``g`` of ``@custom_vjp(g)`` / ``@custom_jvp(g)``: imported, and a
+        function of the module defined before ``sig``."""
+        from .fence import custom_derivative
+        call = dec.decorator
+        assert isinstance(call, cst.Call)
+        if isinstance(call.func, cst.Name):
+            self.scope.require_adgen(kind, lambda msg: self.error(call.func, msg))
+        elif not self.scope.adgen_module:
+            raise self.error(call.func, "'adgen' is not imported (add 'import adgen': CPython "
+                                        "runs the module too)")
+        found = custom_derivative(dec)
+        assert found is not None
+        name = found[1]
+        arg = call.args[0].value
+        g = self.scope.functions.get(name)
+        if g is None:
+            raise self.error(arg, f"the {what} '{name}' must be a function of this module "
+                                  f"defined before '{sig.name}' (the decorator runs when "
+                                  f"'{sig.name}' is defined)")
+        return name, g, arg
+
+    def custom_tangent(self, sig: Signature, dec: cst.Decorator) -> str:
+        """Check ``@custom_jvp(g)``: ``g`` has the signature of ``sig``'s tangent with every
+        float parameter and result differentiated (``f_d``'s): each parameter followed by its
+        tangent if it is a float (scalar or array); returning the results, then the tangents
+        of the float results."""
+        from .diagnostics import Note
+        name, g, arg = self.derivative_function(sig, dec, "custom_jvp", "tangent")
+        want: list[tuple[str, Type]] = []
+        for p in sig.params:
+            want.append((p.name, p.type))
+            if isinstance(p.type, ScalarType) and p.type.is_float or \
+                    isinstance(p.type, ArrayType) and p.type.elem.is_float:
+                want.append((p.name + "d", p.type))
+        returns = list(sig.results) + [t for t in sig.results
+                                       if isinstance(t, ScalarType) and t.is_float]
+        expected = ", ".join(f"{w}: {_spell(t)}" for w, t in want)
+        ret = "tuple[" + ", ".join(_spell(t) for t in returns) + "]"
+        if not any(isinstance(t, ScalarType) and t.is_float for t in sig.results):
+            raise AdgenError(self.loc_of(arg), f"'{sig.name}' returns no float, so it has no "
+                                               f"tangent to give (a function with @custom_jvp "
+                                               "returns a float or a tuple with floats)")
+        got = [p.type for p in g.params]
+        if got != [t for _, t in want] or g.results != returns or not g.returns_tuple:
+            raise AdgenError(self.loc_of(arg), f"'{name}' does not have the signature of a "
+                                               f"tangent of '{sig.name}' (write {name}({expected})"
+                                               f" -> {ret}: the values, then the tangents of "
+                                               "the float results)",
+                             [Note(g.loc, f"'{name}' defined here")])
+        return name
 
     def custom_adjoint(self, sig: Signature, dec: cst.Decorator) -> str:
         """Check ``@custom_vjp(g)``: ``g`` is defined before ``sig`` and has the signature of
@@ -267,22 +340,7 @@ class ScopeReader:
         then the adjoint of each float result; returning the adjoints of the float scalar
         parameters (None, one float or a tuple)."""
         from .diagnostics import Note
-        from .fence import custom_adjoint_name
-        call = dec.decorator
-        assert isinstance(call, cst.Call)
-        if isinstance(call.func, cst.Name):
-            self.scope.require_adgen("custom_vjp", lambda msg: self.error(call.func, msg))
-        elif not self.scope.adgen_module:
-            raise self.error(call.func, "'adgen' is not imported (add 'import adgen': CPython "
-                                        "runs the module too)")
-        name = custom_adjoint_name(dec)
-        assert name is not None
-        arg = call.args[0].value
-        g = self.scope.functions.get(name)
-        if g is None:
-            raise self.error(arg, f"the adjoint '{name}' must be a function of this module "
-                                  f"defined before '{sig.name}' (the decorator runs when "
-                                  f"'{sig.name}' is defined)")
+        name, g, arg = self.derivative_function(sig, dec, "custom_vjp", "adjoint")
         want: list[tuple[str, Type]] = []
         for p in sig.params:
             want.append((p.name, p.type))

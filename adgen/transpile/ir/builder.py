@@ -82,6 +82,8 @@ class Builder:
             return a
         if self.is_const(a, -1.0):
             return self.neg(b)
+        if self.is_const(b, -1.0):
+            return self.neg(a)
         na, nb = negated(a), negated(b)
         if na is not None:
             return self.neg(self.mul(na, b))  # -(c) * t reads better as -(c * t)

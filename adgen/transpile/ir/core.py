@@ -220,6 +220,9 @@ class For(Op):
     #: each iteration pops all it pushes (the adjoint of a prange that computes its body
     #: again): threads may each have their own tape
     iteration_tape: bool = False
+    #: a comment the emitter writes above the loop (what the adjoint loop of a prange
+    #: marked ``# adgen: forward-in-reverse`` computes)
+    note: str = ""
     mnemonic: ClassVar[str] = "for"
 
     @property
@@ -308,6 +311,24 @@ class Result:
     type: Type
 
 
+@dataclass(frozen=True, slots=True)
+class External:
+    """A C function given by the user (``@external("f.c", name=..., tangent=..., adjoint=...)``
+    on a module function): the module function calls ``name``; derivatives call ``tangent``
+    and ``adjoint``, whose C signatures are those adgen gives ``f_d`` and ``f_b`` when every
+    float parameter and result is differentiated."""
+
+    #: the Python function it stands for, and where its decorator is
+    function: str
+    loc: Loc
+    #: the C file that defines the functions: as written (relative to the module) and resolved
+    source: str
+    path: str
+    name: str
+    tangent: str = ""
+    adjoint: str = ""
+
+
 @dataclass(eq=False, slots=True)
 class Function:
     name: str
@@ -333,8 +354,13 @@ class Function:
     tape: str | None = None
     #: ``@custom_vjp(g)``: the module function that is this function's adjoint
     custom_adjoint: str = ""
+    #: ``@custom_jvp(g)``: the module function that is this function's tangent
+    custom_tangent: str = ""
     #: hvp (the tangent of an adjoint): the adjoint's own ``tangent_of`` (``xb`` -> ``x``)
     adjoint_of: dict[str, str] = field(default_factory=dict)
+    #: a declaration of a C function the user provides (``@external``): no body, the
+    #: generated code only calls it
+    external: External | None = None
 
     @property
     def params(self) -> list[Value]:
@@ -345,12 +371,29 @@ class Function:
             yield from op.walk()
 
 
+@dataclass(frozen=True, slots=True)
+class Nested:
+    """A derivative taken inside the module: ``grad(f, argnums=...)(...)`` or
+    ``jvp(f, primals, tangents)``.  The frontend lowers it to a call of the function ``name``,
+    which ``ad.nested`` then builds from the derivative of ``f``."""
+
+    name: str
+    kind: str  # "grad" | "jvp"
+    callee: str
+    #: grad: the parameters differentiated, in the order of the results; jvp: every float
+    #: scalar parameter (the call passes their tangents after the arguments)
+    wrt: tuple[int, ...]
+    loc: Loc
+
+
 @dataclass(eq=False, slots=True)
 class Module:
     name: str
     path: str
     functions: list[Function]
     source_lines: list[str] = field(default_factory=list)
+    #: the derivatives taken inside the module, by the name of the function each becomes
+    nested: dict[str, Nested] = field(default_factory=dict)
 
     def function(self, name: str) -> Function:
         for fn in self.functions:

@@ -38,6 +38,10 @@ class Printer:
     def function(self, fn: Function) -> str:
         params = ", ".join(f"{self.name(a)}: {a.type}" for a in fn.params)
         results = ", ".join(f"{r.name}: {r.type}" for r in fn.results)
+        if fn.external is not None:  # a C function the user gives: a declaration
+            self.lines.append(f"extern func @{fn.name}({params}) -> ({results})  // {fn.mode}, "
+                              f"{fn.external.source}")
+            return "\n".join(self.lines)
         self.lines.append(f"func @{fn.name}({params}) -> ({results}) {{  // {fn.mode}")
         self.region_ops(fn.body, 1)
         self.lines.append("}")

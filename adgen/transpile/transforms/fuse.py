@@ -99,7 +99,8 @@ def _merge(first: For, second: For) -> For:
     body = Region([iv, *b1.args[1:], *b2.args[1:]])
     body.ops = b1.ops[:-1] + ops2 + [Yield(y1.operands + y2_operands, [], y1.loc)]
     fused = For(first.operands + second.operands[3:], [], first.loc, regions=[body],
-                directive=first.directive, parallel=first.parallel and second.parallel)
+                directive=first.directive, parallel=first.parallel and second.parallel,
+                note=first.note or second.note)
     fused.results = first.results + second.results
     for r in fused.results:
         r.owner = fused

@@ -372,5 +372,5 @@ def _needs(fn: Function) -> bool:
 
 def single_exit_module(module: Module) -> Module:
     return Module(module.name, module.path, [single_exit(fn) for fn in module.functions],
-                  module.source_lines)
+                  module.source_lines, module.nested)
 
