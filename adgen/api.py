@@ -225,9 +225,10 @@ def external_unit_text(path: str, headers: list[str]) -> str:
     first, so that the compiler checks its definitions against the prototypes the generated
     code calls, then the file as written (``#line``: messages name the user's file)."""
     try:
-        with open(path, encoding="utf-8") as f:
+        # bytes that are not UTF-8 (a Latin-1 comment) pass through unchanged
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
             text = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise UsageError(f"cannot read the external C file {path}: "
                          f"{getattr(exc, 'strerror', None) or exc}") from None
     quoted = path.replace("\\", "\\\\").replace('"', '\\"')

@@ -115,7 +115,7 @@ def _key(name: str, unit: Unit, cflags: tuple[str, ...]) -> str:
                  sys.version, __version__,
                  runtime_header(), *[f"{k}\0{v}" for k, v in sorted(unit.files.items())],
                  *unit.include_dirs):
-        h.update(part.encode())
+        h.update(part.encode("utf-8", "surrogateescape"))
         h.update(b"\0")
     return h.hexdigest()[:16]
 
@@ -253,7 +253,7 @@ def _staging(target: Path, files: dict[str, str]) -> Iterator[Path]:
     try:
         for fname, text in files.items():
             (tmp / fname).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / fname).write_text(text)
+            (tmp / fname).write_text(text, encoding="utf-8", errors="surrogateescape")
         yield tmp
         try:
             os.rename(tmp, target)

@@ -135,5 +135,5 @@ def prange(*args: int) -> range:
     return range(*args)
 
 
-__all__ = ["Array", "custom_jvp", "custom_vjp", "external", "f32", "f64", "grad", "i32", "i64", "jvp",
-           "prange", "zeros"]
+__all__ = ["Array", "custom_jvp", "custom_vjp", "external", "f32", "f64", "grad", "i32", "i64",
+           "jvp", "prange", "zeros"]

@@ -6,6 +6,7 @@ loop (`power`, whose ordinary adjoint tapes the inner loop's values, per thread)
     python benchmarks/mixed_mode.py                  # n = 1,000,000 units, 9 repetitions
     python benchmarks/mixed_mode.py --n 100000 --reps 5
     python benchmarks/mixed_mode.py --quick          # a smoke run (small n, 3 repetitions)
+    python benchmarks/mixed_mode.py --inputs 4       # the inner-loop case with 4 inputs
 
 The cell with the directive is the function of examples/kernels.py with the comment added to
 its loop line, so both variants compute the same thing.  Each repetition calls the primal and
@@ -56,6 +57,17 @@ def power(x: Array[f64], y: Array[f64], k: int) -> None:
 """
 
 
+def power_inputs(k: int, directive: str) -> str:
+    """``power`` with ``k`` inputs per iteration (``x[i, 0..k-1]``) feeding the inner loop:
+    ``p = p * x0 + sin(p * x0) + ... + sin(p * x{k-1})``."""
+    loads = "".join(f"        x{j} = x[i, {j}]\n" for j in range(k))
+    terms = " + ".join(f"math.sin(p * x{j})" for j in range(k))
+    return ("\nimport math\n\nfrom adgen import Array, f64, prange\n\n\n"
+            "def power(x: Array[f64, 2], y: Array[f64], k: int) -> None:\n"
+            f"    for i in prange(x.shape[0]):{directive}\n{loads}        p = 1.0\n"
+            f"        for j in range(k):\n            p = p * x0 + {terms}\n        y[i] = p\n")
+
+
 def inputs(n: int, seed: int = 0) -> tuple[tuple[np.ndarray, ...], dict[str, np.ndarray]]:
     """Arguments of hm_lstm (every branch taken) and adjoints of what it writes."""
     rng = np.random.default_rng(seed)
@@ -101,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=1_000_000, help="units of the cell")
     p.add_argument("--reps", type=int, default=9)
     p.add_argument("--quick", action="store_true", help="n = 20,000 and 3 repetitions")
+    p.add_argument("--inputs", type=int, default=1, metavar="K",
+                   help="inputs per iteration of the inner-loop case (x[i, 0..K-1]; 1: x[i])")
     args = p.parse_args(argv)
     if args.quick:
         args.n, args.reps = 20_000, 3
@@ -113,12 +127,17 @@ def main(argv: list[str] | None = None) -> int:
         paths = {"plain": Path(tmp) / "power.py", "mixed": Path(tmp) / "power_mixed.py"}
         # an explicit directive keeps the ordinary adjoint: without one, this prange (an
         # inner loop carrying an active value, one input) runs forward-in-reverse by default
-        paths["plain"].write_text(POWER.format(directive="  # adgen: recompute"))
-        paths["mixed"].write_text(POWER.format(directive="  # adgen: forward-in-reverse"))
+        source = POWER.format if args.inputs == 1 else \
+            (lambda directive: power_inputs(args.inputs, directive))
+        paths["plain"].write_text(source(directive="  # adgen: recompute"))
+        paths["mixed"].write_text(source(directive="  # adgen: forward-in-reverse"))
         n = args.n // 5
         rng = np.random.default_rng(1)
-        print(f"\npower (16 inner steps), n = {n}, median of {args.reps} runs")
-        time_gradients("power", paths, (0.5 * rng.standard_normal(n), np.zeros(n), 16),
+        x = 0.5 * rng.standard_normal(n) if args.inputs == 1 else \
+            rng.uniform(0.1, 0.5, size=(n, args.inputs))
+        print(f"\npower (16 inner steps, {args.inputs} input(s)), n = {n}, "
+              f"median of {args.reps} runs")
+        time_gradients("power", paths, (x, np.zeros(n), 16),
                        {"y": rng.standard_normal(n)}, args.reps)
     return 0
 

@@ -76,11 +76,12 @@ def test_gpu_script_in_the_emulation(tmp_path: Path) -> None:
 
 def test_mixed_mode_quick() -> None:
     # forward-in-reverse against the ordinary adjoint: both tables, the same gradients
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "mixed_mode.py"), "--quick"],
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "mixed_mode.py"), "--quick",
+                           "--inputs", "2"],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
-    assert out.startswith("hm_lstm, n = 20000") and "\npower (16 inner steps)" in out
+    assert out.startswith("hm_lstm, n = 20000") and "\npower (16 inner steps, 2 input(s))" in out
     ratios = [float(x) for x in re.findall(r"mixed/plain gradient time: ([0-9.]+)", out)]
     diffs = [float(x) for x in re.findall(r"max relative difference of the gradients: (\S+)", out)]
     assert len(ratios) == 2 and all(r > 0 for r in ratios)

@@ -1377,6 +1377,8 @@ CASES = [
      9, 5, "'f' has a custom tangent and writes its array 'a'", None),
     ('custom tangent defined after its function', 'import math\nfrom adgen import Array, custom_jvp, f64\n\n@custom_jvp(t)\ndef f(x: float) -> float:\n    return x\n\n\ndef t(x: float, xd: float) -> tuple[float, float]:\n    return x, xd\n',
      4, 13, "the tangent 't' must be a function of this module defined before 'f'", None),
+    ('nested: an array written after a taped gradient read it', 'import math\nfrom adgen import Array, f64, grad, jvp\n\ndef e(x: float, c: Array[f64]) -> float:\n    s = x\n    for i in range(len(c)):\n        s = s * math.sin(s * c[i])\n    return s\n\n\ndef g(x: float, c: Array[f64]) -> float:\n    y = grad(e)(x, c)\n    c[0] = 0.5 * c[0]\n    return y * c[0]\n',
+     12, 9, "grad(e) has a custom adjoint, which reads its array arguments again in the reverse sweep, and 'c' is written after the call", None),
 ]
 
 #: an existing C file for the cases of @external (nothing compiles it)
@@ -1405,6 +1407,13 @@ CASES += [
     _external_case("vector mode", f"@external(C, {FULL})", "vector-forward mode is not "
                    "supported for the external function 'f'", "@",
                    first=MODE.format("vector-forward")),
+    _external_case("vector reverse mode", f"@external(C, {FULL})", "vector-reverse mode is not "
+                   "supported for the external function 'f'", "@",
+                   first=MODE.format("vector-reverse")),
+    _external_case("hvp", f"@external(C, {FULL})", "hvp mode is not supported for the external "
+                   "function 'f'", "@", first=MODE.format("hvp")),
+    _external_case("no adjoint in reverse mode", '@external(C, name="f_c", tangent="f_c_d")',
+                   "reverse mode needs the adjoint of the external function 'f'", "@"),
     _external_case("no C file", '@external("nothere.c", name="f_c")',
                    "cannot find the C file 'nothere.c' (looked for ", '"nothere.c"'),
     _external_case("no name", "@external(C)", "@external needs the name of the C function",
@@ -1457,6 +1466,17 @@ CASES += [
     _external_case("writes an array", f"@external(C, {FULL})", "the external function 'f' "
                    "writes its array parameter 'a' (external C functions only read their arrays",
                    "a[0]", body="def f(a: Array[f64]) -> f64:\n    a[0] += 1.0\n    return 1.0\n"),
+    _external_case("a derivative of its gradient", f"@external(C, {FULL})",
+                   "a derivative of grad(f) would need a second derivative of the external C "
+                   "function 'f_c'", "grad(f)",
+                   header="from adgen import Array, external, f64, grad\n\n",
+                   body=SCALAR + "\n\ndef g(x: f64) -> f64:\n    return grad(f)(x) * x\n"),
+    _external_case("its array written after the call", f"@external(C, {FULL})",
+                   "'f' is an external C function, whose C adjoint reads its array arguments "
+                   "again in the reverse sweep, and 'a' is written after the call", "f(a)",
+                   body="def f(a: Array[f64]) -> f64:\n    return a[0]\n\n\n"
+                        "def g(a: Array[f64]) -> f64:\n    y = f(a)\n    a[0] = 2.0\n"
+                        "    return y * a[0]\n"),
     _external_case("returns nothing", f"@external(C, {FULL})", "the external function 'f' "
                    "returns nothing", "None", body="def f(x: f64) -> None:\n    pass\n"),
 ]

@@ -344,72 +344,7 @@ def test_single_precision_prototypes(tmp_path: Path) -> None:
     assert "float softplus_c_b(float x, float *xb, float retb);" in t.outputs["reverse"].header.text
 
 
-# -- what is rejected ----------------------------------------------------------------------------
-
-DECORATED = '@external("f.c", name="f_c", tangent="f_c_d", adjoint="f_c_b")'
-
-#: (case, decorator, the function's signature and body, CLI options, line, col, fragment)
-ERRORS = [
-    ("no tangent, forward mode", '@external("f.c", name="f_c", adjoint="f_c_b")',
-     "def f(x: f64) -> f64:\n    return x\n", ["--mode", "forward"], 4, 1,
-     "forward mode needs the tangent of the external function 'f' (C function f_c in f.c), "
-     "and @external names none (add tangent=\"f_c_d\""),
-    ("no adjoint, reverse mode", '@external("f.c", name="f_c", tangent="f_c_d")',
-     "def f(x: f64) -> f64:\n    return x\n", ["--mode", "reverse"], 4, 1,
-     "reverse mode needs the adjoint of the external function 'f'"),
-    ("vector-forward", DECORATED, "def f(x: f64) -> f64:\n    return x\n",
-     ["--mode", "vector-forward"], 4, 1,
-     "vector-forward mode is not supported for the external function 'f'"),
-    ("vector-reverse", DECORATED, "def f(x: f64) -> f64:\n    return x\n",
-     ["--mode", "vector-reverse"], 4, 1,
-     "vector-reverse mode is not supported for the external function 'f'"),
-    ("hvp", DECORATED, "def f(x: f64) -> f64:\n    return x\n", ["--mode", "hvp"], 4, 1,
-     "hvp mode is not supported for the external function 'f'"),
-    ("CUDA", DECORATED, "def f(x: f64) -> f64:\n    return x\n",
-     ["--mode", "forward", "--target", "cuda"], 4, 1,
-     "external C functions are not supported on the CUDA target yet"),
-    ("writes an array", DECORATED,
-     "def f(a: Array[f64]) -> f64:\n    a[0] += 1.0\n    return a[0]\n", [], 6, 5,
-     "the external function 'f' writes its array parameter 'a' (external C functions only "
-     "read their arrays"),
-    ("returns nothing", DECORATED, "def f(a: Array[f64]) -> None:\n    pass\n", [], 5, 25,
-     "the external function 'f' returns nothing"),
-    ("no C file", '@external("nothere.c", name="f_c")', "def f(x: f64) -> f64:\n    return x\n",
-     [], 4, 11, "cannot find the C file 'nothere.c' (looked for "),
-    ("no name", '@external("f.c")', "def f(x: f64) -> f64:\n    return x\n", [], 4, 2,
-     "@external needs the name of the C function"),
-    ("the Python name", '@external("f.c", name="f")', "def f(x: f64) -> f64:\n    return x\n",
-     [], 4, 23, "the C function name 'f' cannot be used: 'f' is a function of this module"),
-    ("a derivative's name", '@external("f.c", name="f_c", tangent="f_d")',
-     "def f(x: f64) -> f64:\n    return x\n", [], 4, 38,
-     "the C function name 'f_d' cannot be used: it is the name of a derivative of 'f'"),
-    ("twice the same name", '@external("f.c", name="f_c", tangent="f_c")',
-     "def f(x: f64) -> f64:\n    return x\n", [], 4, 38, "it is also given as name="),
-    ("a C keyword", '@external("f.c", name="double")', "def f(x: f64) -> f64:\n    return x\n",
-     [], 4, 23, "'double' is a keyword in C or C++"),
-    ("not an identifier", '@external("f.c", name="f-c")', "def f(x: f64) -> f64:\n    return x\n",
-     [], 4, 23, "'f-c' is not a C identifier"),
-    ("unknown keyword", '@external("f.c", name="f_c", tangnt="f_c_d")',
-     "def f(x: f64) -> f64:\n    return x\n", [], 4, 30, "@external has no argument 'tangnt'"),
-    ("a second decorator", DECORATED + "\n@custom_vjp(g)", "def f(x: f64) -> f64:\n    return x\n",
-     [], 5, 1, "'f' is an external C function and has another decorator"),
-]
-
-
-@pytest.mark.parametrize("case, decorator, body, options, line, col, fragment", ERRORS,
-                         ids=[e[0] for e in ERRORS])
-def test_located_errors(tmp_path: Path, case: str, decorator: str, body: str, options: list[str],
-                        line: int, col: int, fragment: str) -> None:
-    (tmp_path / "f.c").write_text("")
-    path = tmp_path / "m.py"
-    path.write_text("from adgen import Array, custom_vjp, external, f64\n\n\n"
-                    f"{decorator}\n{body}")
-    result = run_cli(str(path), *options, "-o", str(tmp_path / "out"))
-    assert result.returncode == 2, result.stderr
-    first = result.stderr.splitlines()[0]
-    assert first.startswith(f"{path}:{line}:{col}: error: "), result.stderr
-    assert fragment in first, result.stderr
-    assert not (tmp_path / "out").exists()
+# -- what is rejected: the cases are in tests/test_diagnostics.py (CASES, "external: ...")
 
 
 def test_the_python_body_is_not_compiled(tmp_path: Path) -> None:
@@ -428,3 +363,41 @@ def test_the_python_body_is_not_compiled(tmp_path: Path) -> None:
     assert m.f(1.5) == 3.0
     report = adgen.check(str(path), modes=("primal",))
     assert report.ok, report.table()
+
+
+def test_a_c_file_that_is_not_utf8(tmp_path: Path) -> None:
+    """C files are bytes: a Latin-1 comment passes through to the compiler unchanged."""
+    path = softplus_module(tmp_path)
+    c = tmp_path / "softplus.c"
+    c.write_bytes(b"/* \xe9t\xe9: Latin-1 */\n" + c.read_bytes())
+    m = adgen.load(str(path), modes=("forward", "reverse"))
+    assert m.softplus(0.0) == pytest.approx(np.log(2.0), rel=1e-15)
+
+
+def test_a_gradient_of_an_external_function_inside_the_module(tmp_path: Path) -> None:
+    """grad(f) of an external f calls its C adjoint (primal code); a derivative of that would
+    need a second derivative of the C function: a located error at the grad."""
+    softplus_module(tmp_path)
+    path = write(tmp_path, "n.py", """
+        import math
+
+        from adgen import external, f64, grad
+
+
+        @external("softplus.c", name="softplus_c", tangent="softplus_c_d",
+                  adjoint="softplus_c_b")
+        def softplus(x: f64) -> f64:
+            return math.log1p(math.exp(x))
+
+
+        def slope(x: f64) -> f64:
+            return grad(softplus)(x) * x
+        """)
+    report = adgen.check(str(path), modes=())
+    assert report.ok, report.table()
+    m = adgen.load(str(path), modes=("primal",))
+    assert m.slope(0.3) == pytest.approx(0.3 / (1.0 + np.exp(-0.3)), rel=1e-14)
+    result = run_cli(str(path), "--mode", "reverse", "-o", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"{path}:13:12: error: a derivative of grad(softplus) "
+                                    "would need a second derivative"), result.stderr

@@ -396,3 +396,21 @@ def test_chosen_by_default_where_the_ordinary_adjoint_tapes(tmp_path: Path) -> N
     got, want = (adgen.load(str(p), modes=("reverse",)).power.vjp(
         (x, np.zeros(500), 16), None, out_bars={"y": bar})[1][0] for p in (default, ordinary))
     assert _close(got, want) < 1e-13 and np.any(want != 0)
+
+
+def test_the_default_stays_ordinary_where_it_does_not_pay_or_apply(tmp_path: Path) -> None:
+    """Up to 8 inputs the inner-loop case runs forward-in-reverse by default, with 9 it keeps
+    the ordinary adjoint; so does a loop the directive would reject (an element read in the
+    inner loop), silently: no error without the directive."""
+    def reverse_text(source: str, name: str) -> str:
+        path = tmp_path / f"{name}.py"
+        path.write_text(source)
+        return transpile(str(path), ("reverse",)).outputs["reverse"].source.text  # type: ignore[attr-defined]
+
+    assert "/* forward-in-reverse:" in reverse_text(BENCH.power_inputs(8, ""), "eight")
+    assert "/* forward-in-reverse:" not in reverse_text(BENCH.power_inputs(9, ""), "nine")
+    inner_read = BENCH.POWER.format(directive="").replace(
+        "        xi = x[i]\n", "").replace("p * xi", "p * x[i]")
+    assert "x[i]" in inner_read and "xi" not in inner_read
+    text = reverse_text(inner_read, "inner_read")
+    assert "/* forward-in-reverse:" not in text and "adgen_push" in text

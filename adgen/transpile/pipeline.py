@@ -21,7 +21,7 @@ from .transforms.fold import fold
 from .transforms.fuse import fuse
 
 if TYPE_CHECKING:
-    from .analysis.activity import Request
+    from .analysis.activity import ModuleActivity, Request
     from .frontend.diagnostics import Diagnostics
     from .frontend.diagnostics import Warning_
 
@@ -227,6 +227,7 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
             if mode in ("forward", "vector-forward"):
                 activity = analyze(module, requests)
                 diags.warnings += lint(module, activity)
+                check_nested(module, activity)
                 target = differentiate(module, activity, vector=(mode == "vector-forward"))
                 finish_module(target, mode, log)
             elif mode in ("reverse", "vector-reverse"):
@@ -275,16 +276,9 @@ def drop_unused_statics(module: Module) -> None:
     """Remove the ``static`` functions no exported function reaches any more (simplification
     may have removed their last call: a call of a function without effects whose results are
     unused)."""
-    from .ir.core import Call
+    from .ir.walk import reachable
 
-    by_name = {fn.name: fn for fn in module.functions}
-    reached = {fn.name for fn in module.functions if not fn.is_static}
-    stack = list(reached)
-    while stack:
-        for op in by_name[stack.pop()].walk():
-            if isinstance(op, Call) and op.callee in by_name and op.callee not in reached:
-                reached.add(op.callee)
-                stack.append(op.callee)
+    reached = reachable(module, [fn.name for fn in module.functions if not fn.is_static])
     module.functions = [fn for fn in module.functions if fn.name in reached]
 
 
@@ -297,6 +291,7 @@ def adjoint_module(single_exit: Module, requests: dict[str, "Request"], mode: st
 
     activity = analyze(single_exit, requests)
     diags.warnings += lint(single_exit, activity)
+    check_nested(single_exit, activity)
     if single_exit.nested and mode == "vector-reverse":
         from .ad.nested import check_reverse
         check_reverse(single_exit, {fn.name for fn in single_exit.functions
@@ -308,6 +303,14 @@ def adjoint_module(single_exit: Module, requests: dict[str, "Request"], mode: st
             log.record("fuse", fn)
             simplify(fn, log=log)
     return target
+
+
+def check_nested(module: Module, activity: "ModuleActivity") -> None:
+    """Located errors for derivatives of nested derivatives that cannot be built."""
+    if module.nested:
+        from .ad.nested import check_external
+        check_external(module, {fn.name for fn in module.functions
+                                if activity.needs_derivative(fn.name)})
 
 
 def hvp_requests(adjoint: Module) -> dict[str, "Request"]:

@@ -409,7 +409,7 @@ class TangentFunction:
         args = self.new_args(body.args[1:], slots, directions)
         new = For([self.m(v) for v in op.operands[:3]] + inits, [], op.loc,
                   regions=[Region([iv, *args])], parallel=op.parallel,
-                  iteration_tape=op.iteration_tape)
+                  iteration_tape=op.iteration_tape, note=op.note)
         b.insert(new)
         target = _Target(slots, is_loop=True, directions=directions)
         self.region(body, new.body, targets + [target])
@@ -535,15 +535,16 @@ def _custom_tangent(fn: Function, module: Module, activity: ModuleActivity) -> F
         elif isinstance(t, ArrayType) and t.elem.is_float:
             args.append(tangent.get(name) or
                         b.zeros([b.dim(value[name], k) for k in range(t.ndim)], t, name + "d"))
-    floats = [j for j, r in enumerate(fn.results) if isinstance(r.type, ScalarType) and r.type.is_float]
+    floats = [j for j, r in enumerate(fn.results)
+              if isinstance(r.type, ScalarType) and r.type.is_float]
     outs = b.call(g.name, args, [r.type for r in fn.results] + [fn.results[j].type for j in floats],
                   [r.name for r in fn.results] + [tangent_name(fn.results[j].name) or "retd"
                                                   for j in floats])
-    by_result = {r.name: outs[j] for j, r in enumerate(fn.results)}
-    by_result.update({f"d:{fn.results[j].name}": outs[len(fn.results) + k]
-                      for k, j in enumerate(floats)})
-    b.insert(Return([by_result[f"d:{out.tangent_of[r.name]}" if r.name in out.tangent_of
-                               else r.name] for r in out.results], [], fn.loc))
+    values = dict(zip([r.name for r in fn.results], outs, strict=False))
+    tangents = dict(zip([fn.results[j].name for j in floats], outs[len(fn.results):],
+                        strict=True))
+    b.insert(Return([tangents[out.tangent_of[r.name]] if r.name in out.tangent_of
+                     else values[r.name] for r in out.results], [], fn.loc))
     out.body = body
     return out
 

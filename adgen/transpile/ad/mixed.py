@@ -45,12 +45,13 @@ from .reverse import AdjointFunction, adjoint_name
 #: more directions than this make the forward computation of every iteration too long to
 #: pay off (each active op is repeated once per direction it reaches)
 MAX_DIRECTIONS = 32
-#: without the directive, a prange whose ordinary adjoint would keep a tape in each iteration
-#: (an inner loop carrying an active value) runs forward-in-reverse when it applies with at
-#: most this many inputs: with a 16-step inner loop, the gradient took 0.72, 0.75, 0.94 and
-#: 0.94 of the ordinary adjoint's time for 1, 2, 4 and 8 inputs (benchmarks/mixed_mode.py's
-#: `power`, n = 200,000); where the ordinary adjoint needs no tape (the HM-LSTM cell) it
-#: gains nothing (0.94 to 1.06), so it is not chosen there
+#: without the directive, a prange with an inner loop that carries an active value (where the
+#: ordinary adjoint usually tapes that value at every inner step, per thread) runs
+#: forward-in-reverse when it applies with at most this many inputs: with a 16-step inner
+#: loop, the gradient took 0.72, 0.75, 0.94 and 0.89 to 0.94 of the ordinary adjoint's time
+#: for 1, 2, 4 and 8 inputs, and 0.99 for 12 (`python benchmarks/mixed_mode.py --inputs K`);
+#: where nothing is taped (the HM-LSTM cell) it gains nothing (0.94 to 1.06), so it is not
+#: chosen there
 DEFAULT_MAX_DIRECTIONS = 8
 
 
@@ -278,7 +279,7 @@ class IterationJacobian:
             tf.op(o, Builder(region, o.loc), [])
         adj.map.update(tf.map)
         adj.computed_again(body, region, start)
-        loop.note = self.note(free, sums)
+        loop.note = self.note()
         # J^T: the sums' increments come last in the iteration, so first in its reverse
         state: dict[int, Value] = {inputs.of_value[id(v)]: a for v, a in zip(free, acc,
                                                                              strict=True)}
@@ -291,7 +292,7 @@ class IterationJacobian:
                 for v in sums for d in [inputs.of_value[id(v)]]]
         return outs + [state[inputs.of_value[id(v)]] for v in free]
 
-    def note(self, free: list[Value], sums: list[Value]) -> str:
+    def note(self) -> str:
         names = [" or ".join(n) for n in self.inputs.names]
         if not names:
             return ("forward-in-reverse: the iterations have no input, so their outputs' "

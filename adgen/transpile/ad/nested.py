@@ -32,6 +32,7 @@ from ..ir.core import (
     LOOPS, Call, Function, Module, Nested, Pop, Push, Region, Result, Return, Value,
 )
 from ..ir.types import ArrayType, ScalarType
+from ..ir.walk import calls, reachable, substitute
 
 if TYPE_CHECKING:
     from ..frontend.diagnostics import Diagnostics
@@ -71,19 +72,8 @@ def _reached(module: Module, name: str) -> set[str]:
     """``name`` and every function it calls, directly or not (nested ones by name only), and
     the custom derivatives of those (``f_grad_vjp``, ``@custom_vjp``, ``@custom_jvp``): their
     derivatives call them."""
-    by_name = {fn.name: fn for fn in module.functions}
-    seen = {name}
-    stack = [name]
-    while stack:
-        fn = by_name.get(stack.pop())
-        if fn is None:
-            continue
-        callees = [op.callee for op in fn.walk() if isinstance(op, Call)]
-        for callee in callees + [g for g in (fn.custom_adjoint, fn.custom_tangent) if g]:
-            if callee not in seen:
-                seen.add(callee)
-                stack.append(callee)
-    return seen
+    return reachable(module, [name], lambda fn: calls(fn) + [
+        g for g in (fn.custom_adjoint, fn.custom_tangent) if g])
 
 
 def _build(module: Module, spec: Nested, diags: "Diagnostics") -> list[Function]:
@@ -146,11 +136,16 @@ def _adopt(module: Module, derived: Module, entry: str, name: str,
     bookkeeping (``tangent_of``...) is dropped."""
     own = {fn.name for fn in module.functions}
     out: list[Function] = []
+    kept: list[Function] = []
     renamed: dict[str, str] = {}
     reached = _reached(derived, entry)
     for fn in derived.functions:
         if fn.mode == "primal" and fn.name in own or fn.name not in reached:
             continue  # a primal helper (the module's own function serves), or unused
+        if fn.external is not None:  # a declaration of the user's C function: kept as is
+            if fn.name not in own:
+                kept.append(fn)
+            continue
         renamed[fn.name] = name if fn.name == entry else f"{name}_{fn.name}"
         out.insert(0 if fn.name == entry else len(out), fn)
     tape_params = {renamed[fn.name] for fn in out if fn.tape == "param"}
@@ -168,7 +163,7 @@ def _adopt(module: Module, derived: Module, entry: str, name: str,
         fn.is_static = True
         fn.mode = "primal"
         fn.tangent_of, fn.adjoint_of = {}, {}
-    return out
+    return out + kept
 
 
 def _vjp_functions(module: Module, spec: Nested, target: Function, single: Module,
@@ -184,8 +179,8 @@ def _vjp_functions(module: Module, spec: Nested, target: Function, single: Modul
     from . import forward
 
     floats = {i for i, p in enumerate(target.params) if differentiable(p)}
-    adjoint = adjoint_module(copy.deepcopy(single), {spec.callee: Request(floats, {0}, set())},
-                       "reverse", diags, log)
+    request = {spec.callee: Request(floats, {0}, set())}
+    adjoint = adjoint_module(copy.deepcopy(single), request, "reverse", diags, log)
     hvp = forward.differentiate(adjoint, analyze(adjoint, hvp_requests(adjoint)), vector=False)
     finish_module(hvp, "hvp", log)
     entry = hvp.function(spec.callee + "_b_d")
@@ -270,7 +265,7 @@ def _gradient(fn: Function, spec: Nested, target: Function) -> None:
     b = Builder(fn.body, fn.loc)
     one = b.const(1.0, retb.type)
     fn.body.ops.insert(0, fn.body.ops.pop())  # built at the end: move it first
-    _replace_uses(fn, retb, one)
+    substitute(fn, {id(retb): one})
     del fn.params[k], fn.param_names[k]
     adjoint = {fn.tangent_of[r.name]: v for r, v in zip(fn.results, ret.operands, strict=True)
                if r.name in fn.tangent_of}
@@ -302,11 +297,6 @@ def _place_tangents(module: Module, fn: Function, spec: Nested, target: Function
                 op.operands = [op.operands[k] for k in order]
 
 
-def _replace_uses(fn: Function, old: object, new: object) -> None:
-    for op in fn.walk():
-        op.operands = [new if v is old else v for v in op.operands]  # type: ignore[misc]
-
-
 def check_reverse(module: Module, needs: set[str]) -> None:
     """The vector adjoint does not use custom adjoints, and the reverse transform does not
     reverse pushes and pops: it refuses a nested derivative whose code keeps a tape, located
@@ -325,3 +315,24 @@ def check_reverse(module: Module, needs: set[str]) -> None:
                                    f"supported: {spec.callee}'s adjoint keeps a tape (values of "
                                    f"its loops) (use jvp({spec.callee}, ...) inside, or scalar "
                                    "reverse or forward mode outside)")
+
+
+def check_external(module: Module, needs: set[str]) -> None:
+    """A derivative of ``grad(f)`` / ``jvp(f, ...)`` where ``f`` reaches an ``@external``
+    function would need a second derivative of the C function, which the user does not give:
+    refused, located at the ``grad``/``jvp``."""
+    by_name = {fn.name: fn for fn in module.functions}
+    for spec in module.nested.values():
+        for fn in module.functions:
+            if fn.name not in needs or not (fn.name == spec.name or
+                                            fn.name.startswith(spec.name + "_")):
+                continue
+            c = next((by_name[n] for n in calls(fn) if n in by_name and
+                      by_name[n].external is not None and by_name[n].mode != "primal"), None)
+            if c is not None:
+                assert c.external is not None
+                raise AdgenError(spec.loc, f"a derivative of {_spelled(spec)} would need a "
+                                           "second derivative of the external C function "
+                                           f"'{c.external.name}' (external C functions give "
+                                           "first derivatives only: take grad/jvp of it only in "
+                                           "functions that are not differentiated)")

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..analysis.activity import ModuleActivity, written_params
+from ..frontend.fence import FORWARD_IN_REVERSE
 from ..ir.builder import Builder
 from ..ir.core import (
     Call, Cast, Condition, Const, For, Function, If, Load, Module, Op, Prim, Region, Result,
@@ -43,8 +44,6 @@ from .record import Recorder
 
 SUFFIX = {False: "_b", True: "_bv"}
 FWD, BWD = "_fwd", "_bwd"
-#: the directive on a prange whose adjoint is built by ``mixed.py``
-FORWARD_IN_REVERSE = "forward-in-reverse"
 
 
 def adjoint_name(name: str | None) -> str | None:
@@ -568,7 +567,12 @@ class AdjointFunction:
         why = "is written after the call" if not kept else \
             f"is a local array, gone when {f}{BWD} runs" if param is None else \
             f"may be written by a caller of '{f}' between {f}{FWD} and {f}{BWD}"
-        raise AdgenError(op.loc, f"'{op.callee}' {reads} its array arguments again in the "
+        callee = self.module.function(op.callee)
+        nested = self.module.nested.get(op.callee)
+        # named as the source names it: the Python function of a C one, grad(g) for g_grad
+        shown = f"'{callee.external.function}'" if callee.external is not None else \
+            f"grad({nested.callee})" if nested is not None else f"'{op.callee}'"
+        raise AdgenError(op.loc, f"{shown} {reads} its array arguments again in the "
                                  f"reverse sweep, and '{array.name}' {why} (pass an array that "
                                  "keeps its values, or copy it into a new one first)")
 
@@ -1210,18 +1214,11 @@ def adjoint_only(module: Module, vector: bool = False) -> set[str]:
     custom one (their bodies run in the forward sweep, as primal code, and are not
     differentiated; in vector mode custom adjoints are not used) or only from the static custom
     adjoints of nested derivatives (``ad.nested``), which reverse sweeps alone run."""
-    by_name = {fn.name: fn for fn in module.functions}
-    reached: set[str] = set()
-    stack = [fn.name for fn in module.functions if not fn.is_static]
-    while stack:
-        name = stack.pop()
-        if name in reached or name not in by_name:
-            continue
-        reached.add(name)
-        if by_name[name].custom_adjoint and not vector:
-            continue
-        stack.extend(op.callee for op in by_name[name].walk() if isinstance(op, Call))
-    return set(by_name) - reached
+    from ..ir.walk import calls, reachable
+
+    reached = reachable(module, [fn.name for fn in module.functions if not fn.is_static],
+                        lambda fn: [] if fn.custom_adjoint and not vector else calls(fn))
+    return {fn.name for fn in module.functions} - reached
 
 
 def _kept_call_arrays(fn: Function, module: Module) -> set[tuple[int, int]]:

@@ -658,8 +658,9 @@ class ExpressionLowering:
             raise self.error(first, f"{what} of '{name}' is not supported (differentiate a "
                                     f"function of this module: {example})")
         if len(sig.results) != 1 or sig.returns_tuple or not is_float(sig.results[0]):
+            returns = ", ".join(map(type_spelled, sig.results)) or "nothing"
             raise self.error(first, f"{what} of '{name}' needs a function returning one float "
-                                    f"(it returns {', '.join(map(type_spelled, sig.results)) or 'nothing'})",
+                                    f"(it returns {returns})",
                              [Note(sig.loc, "defined here")])
         return sig
 

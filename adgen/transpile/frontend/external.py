@@ -61,28 +61,12 @@ def external_decorator(node: cst.FunctionDef) -> cst.Decorator | None:
     return None
 
 
-def result_names(sig: Signature) -> list[str]:
-    """``return`` for one result, ``ret0``, ``ret1``... for a tuple; a trailing ``_`` when a
-    parameter has the name."""
-    names = ["return"] if len(sig.results) == 1 else [f"ret{i}" for i in range(len(sig.results))]
-    params = {p.name for p in sig.params}
-    for k, n in enumerate(names):
-        while n in params:
-            n += "_"
-        names[k] = n
-    return names
-
-
 def read_external(reader: ScopeReader, sig: Signature, dec: cst.Decorator) -> External:
     """Check ``@external(...)`` on ``sig`` and what it names; the located errors say what to
     write instead."""
     call = dec.decorator
     assert isinstance(call, cst.Call)
-    if isinstance(call.func, cst.Name):
-        reader.scope.require_adgen("external", lambda msg: reader.error(call.func, msg))
-    elif not reader.scope.adgen_module:
-        raise reader.error(call.func, "'adgen' is not imported (add 'import adgen': CPython "
-                                      "runs the module too)")
+    reader.require_decorator_import(call, "external")
     if len(sig.node.decorators) > 1:
         other = next(d for d in sig.node.decorators if d is not dec)
         raise reader.error(other, f"'{sig.name}' is an external C function and has another "
@@ -229,6 +213,7 @@ class _ArrayWrites(cst.CSTVisitor):
 def declaration(sig: Signature) -> Function:
     """The IR declaration of ``sig``'s external C function: its parameters and results, no
     body."""
+    from .signatures import result_names
     ext = sig.external
     assert ext is not None
     params = [Value(p.type, p.name) for p in sig.params]

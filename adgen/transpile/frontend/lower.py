@@ -25,7 +25,7 @@ from ..ir.verifier import falls_through
 from ..ir.walk import index_dependent
 from .diagnostics import AdgenError, Note
 from .expressions import Binding, ExpressionLowering, LoopContext, spelled
-from .external import result_names
+from .signatures import result_names
 from .fence import loop_directive, statement_directive
 
 class FunctionLowering(ExpressionLowering):

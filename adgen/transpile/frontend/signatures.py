@@ -281,6 +281,15 @@ class ScopeReader:
                 sig.custom_adjoint = self.custom_adjoint(sig, dec)
         self.scope.functions[name] = sig
 
+    def require_decorator_import(self, call: cst.Call, name: str) -> None:
+        """``@name(...)`` needs ``from adgen import name``, ``@adgen.name(...)`` ``import
+        adgen``: CPython evaluates the decorator."""
+        if isinstance(call.func, cst.Name):
+            self.scope.require_adgen(name, lambda msg: self.error(call.func, msg))
+        elif not self.scope.adgen_module:
+            raise self.error(call.func, "'adgen' is not imported (add 'import adgen': CPython "
+                                        "runs the module too)")
+
     def derivative_function(self, sig: Signature, dec: cst.Decorator, kind: str,
                             what: str) -> tuple[str, Signature, cst.BaseExpression]:
         """The function ``g`` of ``@custom_vjp(g)`` / ``@custom_jvp(g)``: imported, and a
@@ -288,11 +297,7 @@ class ScopeReader:
         from .fence import custom_derivative
         call = dec.decorator
         assert isinstance(call, cst.Call)
-        if isinstance(call.func, cst.Name):
-            self.scope.require_adgen(kind, lambda msg: self.error(call.func, msg))
-        elif not self.scope.adgen_module:
-            raise self.error(call.func, "'adgen' is not imported (add 'import adgen': CPython "
-                                        "runs the module too)")
+        self.require_decorator_import(call, kind)
         found = custom_derivative(dec)
         assert found is not None
         name = found[1]
@@ -418,6 +423,18 @@ class ScopeReader:
     def scalar(self, name: str) -> ScalarType:
         return {"f64": self.options.float_type, "f32": F32, "i64": I64, "i32": I32,
                 "bool": BOOL}[name]
+
+
+def result_names(sig: Signature) -> list[str]:
+    """``return`` for one result, ``ret0``, ``ret1``... for a tuple; a trailing ``_`` when a
+    parameter has the name."""
+    names = ["return"] if len(sig.results) == 1 else [f"ret{i}" for i in range(len(sig.results))]
+    params = {p.name for p in sig.params}
+    for k, n in enumerate(names):
+        while n in params:
+            n += "_"
+        names[k] = n
+    return names
 
 
 def _spell(t: Type) -> str:

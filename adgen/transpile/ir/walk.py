@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .core import Break, Continue, For, Function, Op, Region, Value, While
+from .core import Break, Call, Continue, For, Function, Module, Op, Region, Value, While
 
 
 @dataclass
@@ -36,6 +37,29 @@ def structure(fn: Function) -> Structure:
 
     region(fn.body, None, [])
     return s
+
+
+def calls(fn: Function) -> list[str]:
+    """The names of the functions ``fn`` calls."""
+    return [op.callee for op in fn.walk() if isinstance(op, Call)]
+
+
+def reachable(module: Module, roots: Iterable[str],
+              follow: Callable[[Function], list[str]] = calls) -> set[str]:
+    """``roots`` and every name reached from them through ``follow`` (by default, calls),
+    transitively; a name that is not a function of ``module`` is kept but not followed."""
+    by_name = {fn.name: fn for fn in module.functions}
+    seen = set(roots)
+    stack = list(seen)
+    while stack:
+        fn = by_name.get(stack.pop())
+        if fn is None:
+            continue
+        for name in follow(fn):
+            if name not in seen:
+                seen.add(name)
+                stack.append(name)
+    return seen
 
 
 def parent_op(s: Structure, op: Op) -> Op | None:
