@@ -30,7 +30,11 @@ from types import ModuleType, SimpleNamespace
 
 from . import __version__
 
-DEFAULT_CFLAGS = ("-O3",)
+#: gcc's: -fopenmp-simd and ADGEN_VECTORIZE turn the generated ADGEN_SIMD loops into
+#: `#pragma omp simd` loops (vectorised sums and libm calls; see adgen_runtime.h)
+DEFAULT_CFLAGS = ("-O3", "-fopenmp-simd", "-DADGEN_VECTORIZE")
+#: nvcc's (host code is not vectorised)
+DEFAULT_NVCC_FLAGS = ("-O3",)
 DEBUG_CFLAGS = ("-O0", "-g", "-DADGEN_DEBUG")
 OPENMP_FLAG = "-fopenmp"
 
@@ -80,7 +84,8 @@ def nvcc_flags(cflags: Sequence[str] | None = None, debug: bool = False, emulate
                arch: str | None = None) -> tuple[str, ...]:
     """The nvcc flags of a CUDA build: optimisation (``cflags``, else -O3 or the debug flags),
     then the emulation define or the architectures (``arch``: e.g. sm_86)."""
-    flags = tuple(cflags) if cflags is not None else (DEBUG_CFLAGS if debug else DEFAULT_CFLAGS)
+    flags = tuple(cflags) if cflags is not None else (
+        DEBUG_CFLAGS if debug else DEFAULT_NVCC_FLAGS)
     if emulate:
         return flags + EMULATE_FLAGS
     return flags + ((f"-arch={arch}",) if arch else CUDA_ARCH_FLAGS)

@@ -22,6 +22,7 @@ import traceback
 from collections.abc import Sequence
 
 from . import __version__
+from .build import DEFAULT_CFLAGS
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -91,7 +92,8 @@ def parser() -> argparse.ArgumentParser:
                    help="print the IR that is emitted (all: also after each pass)")
     p.add_argument("--debug", action="store_true",
                    help="bounds checks and asserts in the generated code (-DADGEN_DEBUG to enable)")
-    p.add_argument("--cflags", help="C compiler flags for --build/--check (default -O3)")
+    p.add_argument("--cflags", help="C compiler flags for --build/--check (default "
+                                    f"{' '.join(DEFAULT_CFLAGS)})")
     p.add_argument("--openmp", action="store_true",
                    help="with --build/--check: compile with -fopenmp, so that prange loops run "
                         "in parallel (the generated files are the same)")

@@ -53,7 +53,9 @@ PROBLEMS_DIR = HERE / "problems"
 GRADBENCH_DIR = HERE / "gradbench"
 
 CC = os.environ.get("CC", "gcc")
-CFLAGS = ["-O3"]
+#: the C compiler flags of adgen's code (``--cflags``): adgen's defaults, for this CPU (XLA
+#: compiles JAX's code for the CPU it runs on too)
+CFLAGS = ["-O3", "-fopenmp-simd", "-DADGEN_VECTORIZE", "-march=native"]
 
 # --- tolerances --------------------------------------------------------------
 # A peer's derivative (and value) must agree with adgen's to PEER_TOL, relative
@@ -618,7 +620,7 @@ class AdgenRunner:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.m = adgen.load(prob.module, modes=("primal", "reverse"),
-                                wrt=None if prob.load_all_floats else prob.wrt)
+                                wrt=None if prob.load_all_floats else prob.wrt, cflags=CFLAGS)
         self.ffi = self.m.ffi
         self.inputs = {k: (np.ascontiguousarray(v, dtype=np.float64)
                            if isinstance(v, np.ndarray) else v) for k, v in inputs.items()}
@@ -951,7 +953,8 @@ def machine() -> dict[str, Any]:
     except OSError:
         commit = "?"
     return {"date": datetime.date.today().isoformat(), "nproc": os.cpu_count(), "cpu": cpu,
-            "gcc": gcc, "python": platform.python_version(), "adgen": version, "commit": commit}
+            "gcc": gcc, "cflags": " ".join(CFLAGS), "python": platform.python_version(),
+            "adgen": version, "commit": commit}
 
 
 def bench_problem(prob: Problem, size: dict[str, int], tools: list[str], reps: int,
@@ -1050,7 +1053,7 @@ def _json_default(o: Any) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global THREADS
+    global THREADS, CFLAGS
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
                     help="small sizes and 5 repetitions (about a minute)")
@@ -1065,10 +1068,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="threads JAX and PyTorch may use (default 1: adgen's C is single-threaded)")
     ap.add_argument("--build-dir", metavar="DIR", default=str(HERE / "build"),
                     help="where the C driver's generated C and binary go (default benchmarks/build)")
+    ap.add_argument("--cflags", default=" ".join(CFLAGS),
+                    help=f"C compiler flags of adgen's code (default '{' '.join(CFLAGS)}')")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="print progress and the commands on stderr")
     args = ap.parse_args(argv)
     THREADS = args.threads
+    CFLAGS = args.cflags.split()
 
     reps = args.reps or (5 if args.quick else 15)
     target = 0.01 if args.quick else 0.04  # seconds per timed block of consecutive calls
@@ -1095,7 +1101,7 @@ def main(argv: list[str] | None = None) -> int:
     log = (lambda s: print(s, file=sys.stderr, flush=True)) if args.verbose else (lambda s: None)
 
     info = machine()
-    print(f"adgen {info['adgen']} ({info['commit']}), {info['gcc']} -O3, Python {info['python']}, "
+    print(f"adgen {info['adgen']} ({info['commit']}), {info['gcc']} {' '.join(CFLAGS)}, Python {info['python']}, "
           f"{info['nproc']} cores, {info['cpu']}, {info['date']}")
     skipped = []
     peers = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -39,3 +40,11 @@ def check_goldens(outputs: Iterable[Any], directory: Path, update: bool) -> None
             assert f.text == golden.read_text(), (
                 f"{f.name} differs from {where}; if the change is intended, run "
                 "pytest --update-goldens and review the diff")
+
+
+def module(tmp_path: Path, source: str, name: str = "m") -> str:
+    """Write ``source`` (dedented, after the usual imports) as ``tmp_path/name.py``."""
+    path = tmp_path / f"{name}.py"
+    path.write_text("import math\n\nfrom adgen import Array, f64, zeros\n\n\n" +
+                    textwrap.dedent(source))
+    return str(path)

@@ -57,6 +57,9 @@ forward sweep decided and overwrote:
   ``s -= e`` into a fresh or an earlier variable (plain, in an ``if``, or in
   an inner ``range`` loop), inner sequential loops summing into a local,
   ``continue``, nested pranges, and random statements besides;
+* running maxima and minima, ``m = max(m, e)`` alone in a loop or after a
+  statement (:func:`extreme_loop`), which reverse mode rewrites into the index
+  of the element kept;
 * derivatives taken inside the module (one program in five, ``Program.nested``;
   :func:`nested_derivative`): the first helper (and often the second) is then
   differentiable (float scalar parameters, maybe a read-only array and an
@@ -1249,6 +1252,26 @@ def for_loop(draw, scope: Scope, body_fn: BodyFn | None = None) -> list[str]:
 
 
 @st.composite
+def extreme_loop(draw, scope: Scope) -> list[str]:
+    """A running maximum or minimum: ``m = e0`` before a ``for`` loop whose body (maybe
+    after a statement) is ``m = max(m, e)`` (or ``min``, either operand order), the form
+    reverse mode turns into the index of the element kept (``transforms/extremes.py``)."""
+    text, lo, hi, hints, _ = draw(range_header(scope))
+    name = scope.free_loop_name()
+    first = draw(float_expr(scope, 2))
+    body_scope = enter_loop(scope, Loop(allow_continue=False))
+    loop_var(body_scope, name, lo, hi, hints)
+    body = draw(block(body_scope, 0, 1)) if draw(st.booleans()) else []
+    e = draw(float_expr(body_scope, 2))
+    m = scope.fn.fresh("v")
+    fn = draw(st.sampled_from(["max", "min"]))
+    body.append(f"{m} = {fn}({m}, {e.text})" if draw(st.booleans()) else
+                f"{m} = {fn}({e.text}, {m})")
+    define_float(scope, m, max(first.bound, e.bound))
+    return [f"{m} = {first.text}", f"for {name} in {text}:"] + indent(body)
+
+
+@st.composite
 def while_loop(draw, scope: Scope, body_fn: BodyFn | None = None) -> list[str]:
     """A ``while`` bounded by an integer counter, maybe with a data-dependent condition."""
     k = scope.fn.fresh("k")
@@ -2003,10 +2026,11 @@ def statement(draw, scope: Scope) -> list[str]:
         ("recursion_loop", 2 if deep and recursive_helpers(scope) else 0),
         ("prange", 2 if deep else 0),
         ("nested_derivative", 2 if jvp_targets(scope) else 0),
+        ("extreme", 1 if deep else 0),
     ]
     if fn.straight:  # no loops (their adjoints keep tapes), no local arrays (filled by loops)
         loops = ("for", "while", "local_array", "converge", "nested", "sweep", "recursion_loop",
-                 "prange")
+                 "prange", "extreme")
         options = [(k, 0 if k in loops else w) for k, w in options]
     kind = pick(draw, options)
     if kind == "jump":  # a conditional jump: if c: break / continue / return
@@ -2018,7 +2042,7 @@ def statement(draw, scope: Scope) -> list[str]:
         "call": unpack_call, "assert": assert_statement, "tuple_assign": tuple_assign,
         "chained_assign": chained_assign, "converge": converge_loop, "nested": nested_loops,
         "inplace": inplace_update, "sweep": inplace_sweep, "recursion_loop": recursion_in_loop,
-        "prange": prange_loop, "nested_derivative": nested_derivative,
+        "prange": prange_loop, "nested_derivative": nested_derivative, "extreme": extreme_loop,
     }[kind]
     return draw(strategy(scope))
 

@@ -163,13 +163,38 @@ def test_generated_kernels_and_launches() -> None:
     # to the iteration: a plain increment
     assert "ADGEN_ATOMIC_ADD(xsb[lo * xs_shape1 + r], " in text
     assert "energyb[p] += eb;" in text
-    # k-means: each thread computes its point's distances again and keeps the choices of the
-    # minimum on a tape of its own, in local memory (one byte per cluster)
-    kmeans = text[text.index("ADGEN_KERNEL kmeans_cost_b_kernel1("):]
+    # k-means: each thread finds its point's nearest centre (the running minimum becomes the
+    # index of the one it keeps) and differentiates that distance only: one kernel, no tape
+    kmeans = text[text.index("ADGEN_KERNEL kmeans_cost_b_kernel0("):]
     kmeans = kmeans[:kmeans.index("\n}\n")]
-    assert "    ADGEN_DTAPE(thread_tape);\n" in kmeans
-    assert "adgen_dpush_bool(&thread_tape, d2_1 < best_1);" in kmeans
-    assert "adgen_dpop_bool(&thread_tape)" in kmeans and "ADGEN_DTAPE_FREE(thread_tape);" in kmeans
+    assert "k = d2 < best ? k_1 : k;" in kmeans
+    assert "ADGEN_ATOMIC_ADD(centersb[k * centers_shape1 + j], -(tb));" in kmeans
+    assert "DTAPE" not in text and "kmeans_cost_b_kernel1" not in text
+
+
+@needs_nvcc
+def test_a_thread_tapes_what_its_iteration_needs_in_local_memory(tmp_path: Path) -> None:
+    """An inner loop whose reverse needs the value it carries: each thread pushes it on a
+    tape of its own (ADGEN_DTAPE) while it computes its iteration again, and pops it."""
+    path = tmp_path / "damped.py"
+    path.write_text(
+        "from adgen import Array, f64, prange\n\n\n"
+        "def damped(x: Array[f64], y: Array[f64]) -> float:\n"
+        "    total = 0.0\n"
+        "    for i in prange(len(x)):\n"
+        "        r = 1.0\n"
+        "        for k in range(4):\n"
+        "            r = r * x[i] + 0.5 * r * r\n"
+        "        y[i] = r\n"
+        "        total += r\n"
+        "    return total\n")
+    text = transpile(str(path), ["reverse"], target="cuda").outputs[
+        "reverse"].source.text  # type: ignore[attr-defined]
+    assert "    ADGEN_DTAPE(thread_tape);\n" in text and "ADGEN_DTAPE_FREE(thread_tape);" in text
+    assert "adgen_dpush_f64(&thread_tape, r" in text and "adgen_dpop_f64(&thread_tape)" in text
+    result = run_cli(str(path), "--target", "cuda", "--mode", "reverse", "-o",
+                     str(tmp_path / "out"), "--check", "--emulate", "-q")
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_vector_modes_are_not_on_the_cuda_target_yet(tmp_path: Path) -> None:

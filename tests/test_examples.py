@@ -8,6 +8,7 @@ import pytest
 
 import adgen
 from adgen.api import transpile
+from adgen.build import DEFAULT_CFLAGS
 from helpers import EXAMPLES, check_goldens, compile_strict, run_cli
 
 MODES = ("primal", "forward", "vector-forward", "reverse", "vector-reverse", "hvp", "vector-hvp")
@@ -34,8 +35,9 @@ def test_generated_c_compiles_cleanly(example: Path, tmp_path: Path) -> None:
     sources = sorted(tmp_path.glob("*.c"))
     assert len(sources) == len(MODES)
     for c_file in sources:
-        # -O3 enables gcc's flow-based warnings (maybe-uninitialized...); -DADGEN_DEBUG the checks
-        for extra in ([], ["-O3"], ["-DADGEN_DEBUG"]):
+        # adgen's release flags: -O3 enables gcc's flow-based warnings (maybe-uninitialized...),
+        # the others the `omp simd` loops and vector libm declarations; -DADGEN_DEBUG the checks
+        for extra in ([], list(DEFAULT_CFLAGS), ["-DADGEN_DEBUG"]):
             cc = compile_strict(c_file, tmp_path / (c_file.stem + ".o"), *extra)
             assert cc.returncode == 0, f"{c_file.name} {extra}:\n{cc.stderr}"
 

@@ -197,6 +197,37 @@ ADGEN_TAPE_TYPE(bool, bool)
 #define ADGEN_OMP(...)
 #endif
 
+/* -- vectorised loops ---------------------------------------------------------------- */
+/* ADGEN_SIMD(omp simd ...) before a loop whose iterations are independent apart from the
+ * sums and running minima/maxima its clause names (every array it writes is read and written
+ * at the loop index only): `#pragma omp simd` when the file is compiled with -fopenmp, or with
+ * -fopenmp-simd -DADGEN_VECTORIZE (adgen's default flags), nothing otherwise.  The clause
+ * lets the compiler reorder those sums, so results may differ from the sequential loop in the
+ * last bits.  With glibc on x86-64, libm's exp, log, sin, cos and pow are then declared to
+ * have vector versions (libmvec, linked with -lm; as glibc does itself under -ffast-math). */
+#if defined(_OPENMP) || defined(ADGEN_VECTORIZE)
+#define ADGEN_SIMD(...) _Pragma(#__VA_ARGS__)
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__) && defined(__x86_64__) \
+    && defined(__GLIBC__) && !defined(__FAST_MATH__)
+#if __GLIBC_PREREQ(2, 22)
+#define ADGEN_VECTOR_MATH(T, F) __attribute__((__simd__("notinbranch"))) extern T F
+ADGEN_VECTOR_MATH(double, exp)(double);
+ADGEN_VECTOR_MATH(double, log)(double);
+ADGEN_VECTOR_MATH(double, sin)(double);
+ADGEN_VECTOR_MATH(double, cos)(double);
+ADGEN_VECTOR_MATH(double, pow)(double, double);
+ADGEN_VECTOR_MATH(float, expf)(float);
+ADGEN_VECTOR_MATH(float, logf)(float);
+ADGEN_VECTOR_MATH(float, sinf)(float);
+ADGEN_VECTOR_MATH(float, cosf)(float);
+ADGEN_VECTOR_MATH(float, powf)(float, float);
+#undef ADGEN_VECTOR_MATH
+#endif
+#endif
+#else
+#define ADGEN_SIMD(...)
+#endif
+
 /* An array every iteration of a parallel loop adds to at the same elements (the adjoint of
  * a parameter): each thread adds to a zeroed copy, ADGEN_PRIVATE, and adds its copy to the
  * array at the end, ADGEN_PRIVATE_ADD.  Without OpenMP the copy is the array itself. */

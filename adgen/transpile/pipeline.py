@@ -17,6 +17,7 @@ from .ir.printer import print_function
 from .ir.verifier import verify_function
 from .transforms.cse import cse
 from .transforms.dce import dce, prange_invariants, same_yields
+from .transforms.extremes import running_extremes
 from .transforms.fold import fold
 from .transforms.fuse import fuse
 
@@ -258,6 +259,9 @@ def single_exit_form(module: Module, log: PassLog) -> Module:
     verify_module(out)
     for fn in out.functions:
         log.record("single_exit", fn)
+        if running_extremes(fn):
+            log.record("extremes", fn)
+    verify_module(out)
     return out
 
 

@@ -43,6 +43,10 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+#: the C compiler flags of the generated code: adgen's defaults, for this CPU (as GradBench's
+#: C++ tools are built); ADGEN_CFLAGS replaces them
+CFLAGS = tuple(os.environ.get("ADGEN_CFLAGS",
+                              "-O3 -fopenmp-simd -DADGEN_VECTORIZE -march=native").split())
 
 # Evals GradBench has that this tool does not implement, and why.
 UNSUPPORTED: dict[str, str] = {}
@@ -102,7 +106,8 @@ class Eval:
         with warnings.catch_warnings():
             # ba.py compares a float with 0.0 on purpose (the Rodrigues formula's branch)
             warnings.simplefilter("ignore")
-            self.m = adgen.load(HERE / f"{self.module}.py", modes=self.modes, **self.load_options)
+            self.m = adgen.load(HERE / f"{self.module}.py", modes=self.modes, cflags=CFLAGS,
+                                **self.load_options)
         self.raw = Raw(self.m.ffi)
 
     def job(self, function: str, input: Any) -> Job:

@@ -23,12 +23,14 @@ double heat(double *u, int64_t u_shape0, double alpha, int64_t steps)
     for (int64_t _ = 0; _ < steps; ++_) {
         /* heat.py:10: for i in range(1, n - 1): */
         int64_t tmp = u_shape0 - 1;
+        ADGEN_SIMD(omp simd)
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:11: new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) */
             double u_i = u[i];
             new[i] = u_i + alpha * (u[i - 1] - 2.0 * u_i + u[i + 1]);
         }
         /* heat.py:12: for i in range(1, n - 1): */
+        ADGEN_SIMD(omp simd)
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:13: u[i] = new[i] */
             u[i] = new[i];
@@ -36,6 +38,7 @@ double heat(double *u, int64_t u_shape0, double alpha, int64_t steps)
     }
     /* heat.py:15: for i in range(n): */
     double energy = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: energy))
     for (int64_t i = 0; i < u_shape0; ++i) {
         /* heat.py:16: energy += u[i] * u[i] */
         double u_i_1 = u[i];

@@ -49,6 +49,7 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
             adgen_push_f64(&tape, tmp_2);
         }
         /* heat.py:12: for i in range(1, n - 1): */
+        ADGEN_SIMD(omp simd)
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:13: u[i] = new[i] */
             u[i] = new[i];
@@ -56,6 +57,7 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
     }
     /* heat.py:15: for i in range(n): */
     double energy = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: energy))
     for (int64_t i = 0; i < u_shape0; ++i) {
         /* heat.py:16: energy += u[i] * u[i] */
         double u_i_1 = u[i];
@@ -65,6 +67,7 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
     double *newb = adgen_calloc((size_t)(u_shape0), sizeof(double));
     /* heat.py:15: for i in range(n): */
     double energyb = retb;
+    ADGEN_SIMD(omp simd)
     for (int64_t i = 0; i < u_shape0; ++i) {
         /* heat.py:16: energy += u[i] * u[i] */
         ub[i] += 2.0 * u[i] * energyb;
@@ -74,6 +77,7 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
     for (int64_t _ = steps - 1; _ >= 0; --_) {
         /* heat.py:12: for i in range(1, n - 1): */
         int64_t tmp_3 = u_shape0 - 1 - 1;
+        ADGEN_SIMD(omp simd)
         for (int64_t i = tmp_3; i >= 1; --i) {
             /* heat.py:13: u[i] = new[i] */
             double ub_i = ub[i];

@@ -74,6 +74,7 @@ double heat_b_dv(double *u, double *ud, double *ub, double *ubd, int64_t u_shape
     }
     /* heat.py:15: for i in range(n): */
     double energy = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: energy))
     for (int64_t i = 0; i < u_shape0; ++i) {
         /* heat.py:16: energy += u[i] * u[i] */
         double u_i_1 = u[i];

@@ -50,6 +50,7 @@ double heat_bv(double *u, double *ub, int64_t u_shape0, double alpha, double *al
             adgen_push_f64(&tape, tmp_2);
         }
         /* heat.py:12: for i in range(1, n - 1): */
+        ADGEN_SIMD(omp simd)
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:13: u[i] = new[i] */
             u[i] = new[i];
@@ -57,6 +58,7 @@ double heat_bv(double *u, double *ub, int64_t u_shape0, double alpha, double *al
     }
     /* heat.py:15: for i in range(n): */
     double energy = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: energy))
     for (int64_t i = 0; i < u_shape0; ++i) {
         /* heat.py:16: energy += u[i] * u[i] */
         double u_i_1 = u[i];

@@ -28,6 +28,7 @@ double heat_d(double *u, double *ud, int64_t u_shape0, double alpha, double alph
     for (int64_t _ = 0; _ < steps; ++_) {
         /* heat.py:10: for i in range(1, n - 1): */
         int64_t tmp = u_shape0 - 1;
+        ADGEN_SIMD(omp simd)
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:11: new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) */
             double u_i = u[i];
@@ -39,6 +40,7 @@ double heat_d(double *u, double *ud, int64_t u_shape0, double alpha, double alph
             newd[i] = ud_i + (tmp_3 * alphad + alpha * (ud[tmp_1] - 2.0 * ud_i + ud[tmp_2]));
         }
         /* heat.py:12: for i in range(1, n - 1): */
+        ADGEN_SIMD(omp simd)
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:13: u[i] = new[i] */
             u[i] = new[i];
@@ -48,6 +50,7 @@ double heat_d(double *u, double *ud, int64_t u_shape0, double alpha, double alph
     /* heat.py:15: for i in range(n): */
     double energy = 0.0;
     double energyd = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: energy, energyd))
     for (int64_t i = 0; i < u_shape0; ++i) {
         /* heat.py:16: energy += u[i] * u[i] */
         double u_i_1 = u[i];

@@ -95,6 +95,7 @@ double xs_lookup(const double *energy, int64_t energy_shape0, const double *grid
         double t = (e - grid_lo) / (grid[hi] - grid_lo);
         /* kernels.py:46: for r in range(xs.shape[1]): */
         double acc = 0.0;
+        ADGEN_SIMD(omp simd reduction(+: acc))
         for (int64_t r = 0; r < xs_shape1; ++r) {
             acc = acc + weight[r] * ((1.0 - t) * xs[lo * xs_shape1 + r] + t * xs[hi * xs_shape1 + r]);
         }
@@ -117,6 +118,7 @@ double kmeans_cost(const double *x, int64_t x_shape0, int64_t x_shape1, const do
         for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
             /* kernels.py:62: for j in range(x.shape[1]): */
             double d2 = 0.0;
+            ADGEN_SIMD(omp simd reduction(+: d2))
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* kernels.py:63: t = x[i, j] - centers[k, j] */
                 double t = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];

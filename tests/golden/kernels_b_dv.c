@@ -288,6 +288,7 @@ double xs_lookup_b_dv(const double *energy, const double *energyd, double *energ
             double t = (e - grid_lo) / (grid[hi_1] - grid_lo);
             /* kernels.py:46: for r in range(xs.shape[1]): */
             double acc = 0.0;
+            ADGEN_SIMD(omp simd reduction(+: acc))
             for (int64_t r = 0; r < xs_shape1; ++r) {
                 acc = acc + weight[r] * ((1.0 - t) * xs[lo * xs_shape1 + r] + t * xs[hi_1 * xs_shape1 + r]);
             }
@@ -403,63 +404,68 @@ double kmeans_cost_b_dv(const double *x, const double *xd, double *xb, double *x
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* kernels.py:60: for k in range(centers.shape[0]): */
         double best = 1e+300;
+        int64_t k = -1;
         for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
             /* kernels.py:62: for j in range(x.shape[1]): */
             double d2 = 0.0;
+            ADGEN_SIMD(omp simd reduction(+: d2))
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* kernels.py:63: t = x[i, j] - centers[k, j] */
                 double t = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
                 d2 = d2 + t * t;
             }
+            k = d2 < best ? k_1 : k;
             best = adgen_min_f64(best, d2);
         }
-        total = total + best;
-    }
-    /* kernels.py:58: for i in prange(x.shape[0]): */
-    ADGEN_OMP(omp parallel)
-    {
-        adgen_tape thread_tape = ADGEN_TAPE_INIT;
-        double *centersb_t = ADGEN_PRIVATE(double, centersb, centers_shape0 * centers_shape1);
-        double *centersbd_t = ADGEN_PRIVATE(double, centersbd, centers_shape0 * centers_shape1 * nbdirs);
-        ADGEN_OMP(omp for)
-        for (int64_t i = 0; i < x_shape0; ++i) {
-            /* kernels.py:60: for k in range(centers.shape[0]): */
-            double best_1 = 1e+300;
-            for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
-                /* kernels.py:62: for j in range(x.shape[1]): */
-                double d2_1 = 0.0;
-                for (int64_t j = 0; j < x_shape1; ++j) {
-                    /* kernels.py:63: t = x[i, j] - centers[k, j] */
-                    double t_1 = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
-                    d2_1 = d2_1 + t_1 * t_1;
-                }
-                /* kernels.py:60: for k in range(centers.shape[0]): */
-                adgen_push_bool(&thread_tape, d2_1 < best_1);
-                best_1 = adgen_min_f64(best_1, d2_1);
+        /* kernels.py:60: for k in range(centers.shape[0]): */
+        if (k >= 0) {
+            /* kernels.py:62: for j in range(x.shape[1]): */
+            double d2_1 = 0.0;
+            ADGEN_SIMD(omp simd reduction(+: d2_1))
+            for (int64_t j = 0; j < x_shape1; ++j) {
+                /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                double t_1 = x[i * x_shape1 + j] - centers[k * centers_shape1 + j];
+                d2_1 = d2_1 + t_1 * t_1;
             }
-            double bestb = retb;
-            for (int64_t k_1 = centers_shape0 - 1; k_1 >= 0; --k_1) {
-                bool tmp = adgen_pop_bool(&thread_tape);
-                /* kernels.py:65: best = min(best, d2) */
-                double d2b = tmp ? bestb : 0.0;
-                /* kernels.py:62: for j in range(x.shape[1]): */
-                for (int64_t j = 0; j < x_shape1; ++j) {
-                    /* kernels.py:64: d2 += t * t */
-                    double tb = 2.0 * (x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j]) * d2b;
-                    double tbd[nbdirs];
-                    for (int64_t k = 0; k < nbdirs; ++k) tbd[k] = d2b * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + k] - centersd[(k_1 * centers_shape1 + j) * nbdirs + k]));
-                    /* kernels.py:63: t = x[i, j] - centers[k, j] */
-                    centersb_t[k_1 * centers_shape1 + j] -= tb;
-                    for (int64_t k = 0; k < nbdirs; ++k) centersbd_t[(k_1 * centers_shape1 + j) * nbdirs + k] -= tbd[k];
-                    xb[i * x_shape1 + j] += tb;
-                    for (int64_t k = 0; k < nbdirs; ++k) xbd[(i * x_shape1 + j) * nbdirs + k] += tbd[k];
+            best = d2_1;
+        } else {
+            best = 1e+300;
+        }
+        /* kernels.py:60: for k in range(centers.shape[0]): */
+        double best_1 = 1e+300;
+        k = -1;
+        for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
+            /* kernels.py:62: for j in range(x.shape[1]): */
+            double d2_2 = 0.0;
+            ADGEN_SIMD(omp simd reduction(+: d2_2))
+            for (int64_t j = 0; j < x_shape1; ++j) {
+                /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                double t_2 = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
+                d2_2 = d2_2 + t_2 * t_2;
+            }
+            k = d2_2 < best_1 ? k_1 : k;
+            best_1 = adgen_min_f64(best_1, d2_2);
+        }
+        /* kernels.py:60: for k in range(centers.shape[0]): */
+        if (k >= 0) {
+            /* kernels.py:62: for j in range(x.shape[1]): */
+            for (int64_t j = 0; j < x_shape1; ++j) {
+                /* kernels.py:64: d2 += t * t */
+                double tb = 2.0 * (x[i * x_shape1 + j] - centers[k * centers_shape1 + j]) * retb;
+                double tbd[nbdirs];
+                for (int64_t kd = 0; kd < nbdirs; ++kd) tbd[kd] = retb * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + kd] - centersd[(k * centers_shape1 + j) * nbdirs + kd]));
+                /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                ADGEN_OMP(omp atomic)
+                centersb[k * centers_shape1 + j] -= tb;
+                for (int64_t kd = 0; kd < nbdirs; ++kd) {
+                    ADGEN_OMP(omp atomic)
+                    centersbd[(k * centers_shape1 + j) * nbdirs + kd] -= tbd[kd];
                 }
-                bestb = tmp ? 0.0 : bestb;
+                xb[i * x_shape1 + j] += tb;
+                for (int64_t kd = 0; kd < nbdirs; ++kd) xbd[(i * x_shape1 + j) * nbdirs + kd] += tbd[kd];
             }
         }
-        ADGEN_PRIVATE_ADD(f64, centersb, centersb_t, centers_shape0 * centers_shape1);
-        ADGEN_PRIVATE_ADD(f64, centersbd, centersbd_t, centers_shape0 * centers_shape1 * nbdirs);
-        adgen_tape_free(&thread_tape);
+        total = total + best;
     }
     /* kernels.py:67: return total */
     adgen_tape_bytes_last = 0;

@@ -140,6 +140,7 @@ double xs_lookup_d(const double *energy, const double *energyd, int64_t energy_s
         /* kernels.py:46: for r in range(xs.shape[1]): */
         double acc = 0.0;
         double accd = 0.0;
+        ADGEN_SIMD(omp simd reduction(+: acc, accd))
         for (int64_t r = 0; r < xs_shape1; ++r) {
             /* kernels.py:47: acc += weight[r] * ((1.0 - t) * xs[lo, r] + t * xs[hi, r]) */
             double weight_r = weight[r];
@@ -175,6 +176,7 @@ double kmeans_cost_d(const double *x, const double *xd, int64_t x_shape0, int64_
             /* kernels.py:62: for j in range(x.shape[1]): */
             double d2 = 0.0;
             double d2d = 0.0;
+            ADGEN_SIMD(omp simd reduction(+: d2, d2d))
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* kernels.py:63: t = x[i, j] - centers[k, j] */
                 double t = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];

@@ -29,6 +29,7 @@ double layer(const double *W, int64_t W_shape0, int64_t W_shape1, const double *
         /* layer.py:11: acc = b[i] */
         double acc = b[i];
         /* layer.py:12: for j in range(W.shape[1]): */
+        ADGEN_SIMD(omp simd reduction(+: acc))
         for (int64_t j = 0; j < W_shape1; ++j) {
             acc = acc + W[i * W_shape1 + j] * x[j];
         }

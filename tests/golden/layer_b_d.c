@@ -49,6 +49,7 @@ double layer_b_d(const double *W, const double *Wd, double *Wb, double *Wbd, int
         double acc = b[i];
         double accd = bd[i];
         /* layer.py:12: for j in range(W.shape[1]): */
+        ADGEN_SIMD(omp simd reduction(+: acc, accd))
         for (int64_t j = 0; j < W_shape1; ++j) {
             /* layer.py:13: acc += W[i, j] * x[j] */
             double W_i_j = W[i * W_shape1 + j];
@@ -88,6 +89,7 @@ double layer_b_d(const double *W, const double *Wd, double *Wb, double *Wbd, int
         double accb = tmp_6 * yb_i;
         double accbd = -(yb_i * (2.0 * tmp_3 * tmp_2)) + tmp_6 * ybd_i;
         /* layer.py:12: for j in range(W.shape[1]): */
+        ADGEN_SIMD(omp simd)
         for (int64_t j = 0; j < W_shape1; ++j) {
             /* layer.py:13: acc += W[i, j] * x[j] */
             double x_j_1 = x[j];

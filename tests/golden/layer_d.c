@@ -38,6 +38,7 @@ double layer_d(const double *W, const double *Wd, int64_t W_shape0, int64_t W_sh
         double acc = b[i];
         double accd = bd[i];
         /* layer.py:12: for j in range(W.shape[1]): */
+        ADGEN_SIMD(omp simd reduction(+: acc, accd))
         for (int64_t j = 0; j < W_shape1; ++j) {
             /* layer.py:13: acc += W[i, j] * x[j] */
             double W_i_j = W[i * W_shape1 + j];

@@ -27,6 +27,7 @@ void logsumexp_adjoint(const double *x, int64_t x_shape0, double *xb, int64_t xb
     /* logsumexp_custom.py:18: lse = logsumexp(x) */
     double lse = logsumexp(x, x_shape0);
     /* logsumexp_custom.py:19: for i in range(len(x)): */
+    ADGEN_SIMD(omp simd)
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:20: xb[i] += retb * math.exp(x[i] - lse) */
         xb[i] += retb * exp(x[i] - lse);
@@ -38,11 +39,13 @@ double logsumexp(const double *x, int64_t x_shape0)
     /* logsumexp_custom.py:25: m = x[0] */
     double m = x[0];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
+    ADGEN_SIMD(omp simd reduction(max: m))
     for (int64_t i = 0; i < x_shape0; ++i) {
         m = adgen_max_f64(m, x[i]);
     }
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double s = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: s))
     for (int64_t i = 0; i < x_shape0; ++i) {
         s = s + exp(x[i] - m);
     }
@@ -55,6 +58,7 @@ double softmax_loss(const double *x, int64_t x_shape0, int64_t k, double t)
     /* logsumexp_custom.py:37: z = zeros(len(x)) */
     double *z = adgen_calloc((size_t)(x_shape0), sizeof(double));
     /* logsumexp_custom.py:38: for i in range(len(x)): */
+    ADGEN_SIMD(omp simd)
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:39: z[i] = x[i] / t */
         z[i] = x[i] / t;

@@ -46,6 +46,7 @@ static void logsumexp_adjoint(const double *x, int64_t x_shape0, double *xb, int
     /* logsumexp_custom.py:18: lse = logsumexp(x) */
     double lse = logsumexp(x, x_shape0);
     /* logsumexp_custom.py:19: for i in range(len(x)): */
+    ADGEN_SIMD(omp simd)
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:20: xb[i] += retb * math.exp(x[i] - lse) */
         xb[i] += retb * exp(x[i] - lse);
@@ -57,11 +58,21 @@ static double logsumexp(const double *x, int64_t x_shape0)
     /* logsumexp_custom.py:25: m = x[0] */
     double m = x[0];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
+    double m_1 = m;
+    int64_t k = -1;
     for (int64_t i = 0; i < x_shape0; ++i) {
-        m = adgen_max_f64(m, x[i]);
+        /* logsumexp_custom.py:27: m = max(m, x[i]) */
+        double x_i = x[i];
+        k = x_i > m_1 ? i : k;
+        m_1 = adgen_max_f64(m_1, x_i);
+    }
+    /* logsumexp_custom.py:26: for i in range(len(x)): */
+    if (k >= 0) {
+        m = x[k];
     }
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double s = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: s))
     for (int64_t i = 0; i < x_shape0; ++i) {
         s = s + exp(x[i] - m);
     }
@@ -99,6 +110,7 @@ double softmax_loss_b(const double *x, double *xb, int64_t x_shape0, int64_t k, 
     /* logsumexp_custom.py:37: z = zeros(len(x)) */
     double *z = adgen_calloc((size_t)(x_shape0), sizeof(double));
     /* logsumexp_custom.py:38: for i in range(len(x)): */
+    ADGEN_SIMD(omp simd)
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:39: z[i] = x[i] / t */
         z[i] = x[i] / t;
@@ -113,6 +125,7 @@ double softmax_loss_b(const double *x, double *xb, int64_t x_shape0, int64_t k, 
     logsumexp_bwd(&tape, z, zb, x_shape0, retb);
     /* logsumexp_custom.py:38: for i in range(len(x)): */
     double tb_1 = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: tb_1))
     for (int64_t i = x_shape0 - 1; i >= 0; --i) {
         /* logsumexp_custom.py:39: z[i] = x[i] / t */
         double zb_i = zb[i];

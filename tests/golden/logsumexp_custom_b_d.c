@@ -48,11 +48,21 @@ static double logsumexp(const double *x, int64_t x_shape0)
     /* logsumexp_custom.py:25: m = x[0] */
     double m = x[0];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
+    double m_1 = m;
+    int64_t k = -1;
     for (int64_t i = 0; i < x_shape0; ++i) {
-        m = adgen_max_f64(m, x[i]);
+        /* logsumexp_custom.py:27: m = max(m, x[i]) */
+        double x_i = x[i];
+        k = x_i > m_1 ? i : k;
+        m_1 = adgen_max_f64(m_1, x_i);
+    }
+    /* logsumexp_custom.py:26: for i in range(len(x)): */
+    if (k >= 0) {
+        m = x[k];
     }
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double s = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: s))
     for (int64_t i = 0; i < x_shape0; ++i) {
         s = s + exp(x[i] - m);
     }
@@ -75,6 +85,7 @@ static void logsumexp_adjoint_d(const double *x, const double *xd, int64_t x_sha
     double lsed;
     double lse = logsumexp_d(x, xd, x_shape0, &lsed);
     /* logsumexp_custom.py:19: for i in range(len(x)): */
+    ADGEN_SIMD(omp simd)
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:20: xb[i] += retb * math.exp(x[i] - lse) */
         double tmp = exp(x[i] - lse);
@@ -89,15 +100,23 @@ static double logsumexp_d(const double *x, const double *xd, int64_t x_shape0, d
     double m = x[0];
     double md = xd[0];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
+    double m_1 = m;
+    int64_t k = -1;
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:27: m = max(m, x[i]) */
         double x_i = x[i];
-        md = x_i > m ? xd[i] : md;
-        m = adgen_max_f64(m, x_i);
+        k = x_i > m_1 ? i : k;
+        m_1 = adgen_max_f64(m_1, x_i);
+    }
+    /* logsumexp_custom.py:26: for i in range(len(x)): */
+    if (k >= 0) {
+        m = x[k];
+        md = xd[k];
     }
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double s = 0.0;
     double sd = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: s, sd))
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:30: s += math.exp(x[i] - m) */
         double tmp = exp(x[i] - m);
@@ -132,6 +151,7 @@ double softmax_loss_b_d(const double *x, const double *xd, double *xb, double *x
     double *z = adgen_calloc((size_t)(x_shape0), sizeof(double));
     double *zd = adgen_calloc((size_t)(x_shape0), sizeof(double));
     /* logsumexp_custom.py:38: for i in range(len(x)): */
+    ADGEN_SIMD(omp simd)
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:39: z[i] = x[i] / t */
         double tmp = x[i] / t;
@@ -151,6 +171,7 @@ double softmax_loss_b_d(const double *x, const double *xd, double *xb, double *x
     /* logsumexp_custom.py:38: for i in range(len(x)): */
     double tb_1 = 0.0;
     double tbd_1 = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: tb_1, tbd_1))
     for (int64_t i = x_shape0 - 1; i >= 0; --i) {
         /* logsumexp_custom.py:39: z[i] = x[i] / t */
         double tmp_3 = 1.0 / t;

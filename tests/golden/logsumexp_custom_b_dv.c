@@ -48,11 +48,21 @@ static double logsumexp(const double *x, int64_t x_shape0)
     /* logsumexp_custom.py:25: m = x[0] */
     double m = x[0];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
+    double m_1 = m;
+    int64_t k = -1;
     for (int64_t i = 0; i < x_shape0; ++i) {
-        m = adgen_max_f64(m, x[i]);
+        /* logsumexp_custom.py:27: m = max(m, x[i]) */
+        double x_i = x[i];
+        k = x_i > m_1 ? i : k;
+        m_1 = adgen_max_f64(m_1, x_i);
+    }
+    /* logsumexp_custom.py:26: for i in range(len(x)): */
+    if (k >= 0) {
+        m = x[k];
     }
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double s = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: s))
     for (int64_t i = 0; i < x_shape0; ++i) {
         s = s + exp(x[i] - m);
     }
@@ -90,28 +100,37 @@ static double logsumexp_dv(const double *x, const double *xd, int64_t x_shape0, 
     /* logsumexp_custom.py:25: m = x[0] */
     double m = x[0];
     double md[nbdirs];
-    for (int64_t k = 0; k < nbdirs; ++k) md[k] = xd[0 * nbdirs + k];
+    for (int64_t kd = 0; kd < nbdirs; ++kd) md[kd] = xd[0 * nbdirs + kd];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
+    double m_1 = m;
+    int64_t k = -1;
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:27: m = max(m, x[i]) */
         double x_i = x[i];
-        bool tmp = x_i > m;
-        m = adgen_max_f64(m, x_i);
-        for (int64_t k = 0; k < nbdirs; ++k) md[k] = tmp ? xd[i * nbdirs + k] : md[k];
+        k = x_i > m_1 ? i : k;
+        m_1 = adgen_max_f64(m_1, x_i);
+    }
+    /* logsumexp_custom.py:26: for i in range(len(x)): */
+    double md_1[nbdirs];
+    if (k >= 0) {
+        m = x[k];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) md_1[kd] = xd[k * nbdirs + kd];
+    } else {
+        for (int64_t kd = 0; kd < nbdirs; ++kd) md_1[kd] = md[kd];
     }
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double s = 0.0;
     double sd[nbdirs];
-    for (int64_t k = 0; k < nbdirs; ++k) sd[k] = 0.0;
+    for (int64_t kd = 0; kd < nbdirs; ++kd) sd[kd] = 0.0;
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:30: s += math.exp(x[i] - m) */
-        double tmp_1 = exp(x[i] - m);
-        s = s + tmp_1;
-        for (int64_t k = 0; k < nbdirs; ++k) sd[k] = sd[k] + tmp_1 * (xd[i * nbdirs + k] - md[k]);
+        double tmp = exp(x[i] - m);
+        s = s + tmp;
+        for (int64_t kd = 0; kd < nbdirs; ++kd) sd[kd] = sd[kd] + tmp * (xd[i * nbdirs + kd] - md_1[kd]);
     }
     /* logsumexp_custom.py:31: return m + math.log(s) */
-    double tmp_2 = 1.0 / s;
-    for (int64_t k = 0; k < nbdirs; ++k) retd[k] = md[k] + tmp_2 * sd[k];
+    double tmp_1 = 1.0 / s;
+    for (int64_t kd = 0; kd < nbdirs; ++kd) retd[kd] = md_1[kd] + tmp_1 * sd[kd];
     return m + log(s);
 }
 

@@ -43,24 +43,32 @@ static double logsumexp_fwd(adgen_tape *tape, const double *x, int64_t x_shape0)
     /* logsumexp_custom.py:25: m = x[0] */
     double m = x[0];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
+    double m_1 = m;
+    int64_t k = -1;
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:27: m = max(m, x[i]) */
         double x_i = x[i];
-        /* logsumexp_custom.py:26: for i in range(len(x)): */
-        adgen_push_bool(tape, x_i > m);
-        m = adgen_max_f64(m, x_i);
+        k = x_i > m_1 ? i : k;
+        m_1 = adgen_max_f64(m_1, x_i);
+    }
+    /* logsumexp_custom.py:26: for i in range(len(x)): */
+    bool tmp = k >= 0;
+    if (tmp) {
+        m = x[k];
     }
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double s = 0.0;
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:30: s += math.exp(x[i] - m) */
-        double tmp = exp(x[i] - m);
+        double tmp_1 = exp(x[i] - m);
         /* logsumexp_custom.py:29: for i in range(len(x)): */
-        adgen_push_f64(tape, tmp);
-        s = s + tmp;
+        adgen_push_f64(tape, tmp_1);
+        s = s + tmp_1;
     }
     /* logsumexp_custom.py:31: return m + math.log(s) */
     adgen_push_f64(tape, s);
+    adgen_push_bool(tape, tmp);
+    adgen_push_i64(tape, k);
     return m + log(s);
 }
 
@@ -69,84 +77,90 @@ static void logsumexp_bwd(adgen_tape *tape, const double *x, double *xb, int64_t
     ADGEN_ASSUME(nbdirs > 0);
     (void)x;
     /* logsumexp_custom.py:31: return m + math.log(s) */
+    int64_t k = adgen_pop_i64(tape);
+    bool tmp = adgen_pop_bool(tape);
     double s = adgen_pop_f64(tape);
-    double tmp = 1.0 / s;
+    double tmp_1 = 1.0 / s;
     double sb[nbdirs];
-    for (int64_t k = 0; k < nbdirs; ++k) sb[k] = tmp * retb[k];
+    for (int64_t kd = 0; kd < nbdirs; ++kd) sb[kd] = tmp_1 * retb[kd];
     /* logsumexp_custom.py:29: for i in range(len(x)): */
-    int64_t tmp_1 = x_shape0 - 1;
     double mb[nbdirs];
-    for (int64_t k = 0; k < nbdirs; ++k) mb[k] = retb[k];
-    for (int64_t i = tmp_1; i >= 0; --i) {
+    for (int64_t kd = 0; kd < nbdirs; ++kd) mb[kd] = retb[kd];
+    for (int64_t i = x_shape0 - 1; i >= 0; --i) {
         double tmp_2 = adgen_pop_f64(tape);
         /* logsumexp_custom.py:30: s += math.exp(x[i] - m) */
         double tmp_3[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) tmp_3[k] = tmp_2 * sb[k];
-        for (int64_t k = 0; k < nbdirs; ++k) xb[i * nbdirs + k] += tmp_3[k];
-        for (int64_t k = 0; k < nbdirs; ++k) mb[k] = mb[k] - tmp_3[k];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_3[kd] = tmp_2 * sb[kd];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) xb[i * nbdirs + kd] += tmp_3[kd];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) mb[kd] = mb[kd] - tmp_3[kd];
     }
     /* logsumexp_custom.py:26: for i in range(len(x)): */
-    for (int64_t i = tmp_1; i >= 0; --i) {
-        bool tmp_4 = adgen_pop_bool(tape);
+    double mb_1[nbdirs];
+    if (tmp) {
         /* logsumexp_custom.py:27: m = max(m, x[i]) */
-        for (int64_t k = 0; k < nbdirs; ++k) xb[i * nbdirs + k] += tmp_4 ? mb[k] : 0.0;
-        for (int64_t k = 0; k < nbdirs; ++k) mb[k] = tmp_4 ? 0.0 : mb[k];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) xb[k * nbdirs + kd] += mb[kd];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) mb_1[kd] = 0.0;
+    } else {
+        for (int64_t kd = 0; kd < nbdirs; ++kd) mb_1[kd] = mb[kd];
     }
     /* logsumexp_custom.py:25: m = x[0] */
-    for (int64_t k = 0; k < nbdirs; ++k) xb[0 * nbdirs + k] += mb[k];
+    for (int64_t kd = 0; kd < nbdirs; ++kd) xb[0 * nbdirs + kd] += mb_1[kd];
     /* logsumexp_custom.py:31: return m + math.log(s) */
 }
 
 double logsumexp_bv(const double *x, double *xb, int64_t x_shape0, const double *retb, int64_t nbdirs)
 {
     ADGEN_ASSUME(nbdirs > 0);
-    adgen_tape tape = ADGEN_TAPE_INIT;
     /* logsumexp_custom.py:25: m = x[0] */
     double m = x[0];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
+    double m_1 = m;
+    int64_t k = -1;
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:27: m = max(m, x[i]) */
         double x_i = x[i];
-        /* logsumexp_custom.py:26: for i in range(len(x)): */
-        adgen_push_bool(&tape, x_i > m);
-        m = adgen_max_f64(m, x_i);
+        k = x_i > m_1 ? i : k;
+        m_1 = adgen_max_f64(m_1, x_i);
+    }
+    /* logsumexp_custom.py:26: for i in range(len(x)): */
+    bool tmp = k >= 0;
+    if (tmp) {
+        m = x[k];
     }
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double s = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: s))
     for (int64_t i = 0; i < x_shape0; ++i) {
-        /* logsumexp_custom.py:30: s += math.exp(x[i] - m) */
-        double tmp = exp(x[i] - m);
-        /* logsumexp_custom.py:29: for i in range(len(x)): */
-        adgen_push_f64(&tape, tmp);
-        s = s + tmp;
+        s = s + exp(x[i] - m);
     }
     /* logsumexp_custom.py:31: return m + math.log(s) */
     double tmp_1 = 1.0 / s;
     double sb[nbdirs];
-    for (int64_t k = 0; k < nbdirs; ++k) sb[k] = tmp_1 * retb[k];
+    for (int64_t kd = 0; kd < nbdirs; ++kd) sb[kd] = tmp_1 * retb[kd];
     /* logsumexp_custom.py:29: for i in range(len(x)): */
-    int64_t tmp_2 = x_shape0 - 1;
     double mb[nbdirs];
-    for (int64_t k = 0; k < nbdirs; ++k) mb[k] = retb[k];
-    for (int64_t i = tmp_2; i >= 0; --i) {
-        double tmp_3 = adgen_pop_f64(&tape);
+    for (int64_t kd = 0; kd < nbdirs; ++kd) mb[kd] = retb[kd];
+    for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:30: s += math.exp(x[i] - m) */
-        double tmp_4[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) tmp_4[k] = tmp_3 * sb[k];
-        for (int64_t k = 0; k < nbdirs; ++k) xb[i * nbdirs + k] += tmp_4[k];
-        for (int64_t k = 0; k < nbdirs; ++k) mb[k] = mb[k] - tmp_4[k];
+        double tmp_2 = exp(x[i] - m);
+        double tmp_3[nbdirs];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_3[kd] = tmp_2 * sb[kd];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) xb[i * nbdirs + kd] += tmp_3[kd];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) mb[kd] = mb[kd] - tmp_3[kd];
     }
     /* logsumexp_custom.py:26: for i in range(len(x)): */
-    for (int64_t i = tmp_2; i >= 0; --i) {
-        bool tmp_5 = adgen_pop_bool(&tape);
+    double mb_1[nbdirs];
+    if (tmp) {
         /* logsumexp_custom.py:27: m = max(m, x[i]) */
-        for (int64_t k = 0; k < nbdirs; ++k) xb[i * nbdirs + k] += tmp_5 ? mb[k] : 0.0;
-        for (int64_t k = 0; k < nbdirs; ++k) mb[k] = tmp_5 ? 0.0 : mb[k];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) xb[k * nbdirs + kd] += mb[kd];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) mb_1[kd] = 0.0;
+    } else {
+        for (int64_t kd = 0; kd < nbdirs; ++kd) mb_1[kd] = mb[kd];
     }
     /* logsumexp_custom.py:25: m = x[0] */
-    for (int64_t k = 0; k < nbdirs; ++k) xb[0 * nbdirs + k] += mb[k];
+    for (int64_t kd = 0; kd < nbdirs; ++kd) xb[0 * nbdirs + kd] += mb_1[kd];
     /* logsumexp_custom.py:31: return m + math.log(s) */
-    adgen_tape_bytes_last = adgen_tape_free(&tape);
+    adgen_tape_bytes_last = 0;
     return m + log(s);
 }
 
@@ -157,6 +171,7 @@ double softmax_loss_bv(const double *x, double *xb, int64_t x_shape0, int64_t k,
     /* logsumexp_custom.py:37: z = zeros(len(x)) */
     double *z = adgen_calloc((size_t)(x_shape0), sizeof(double));
     /* logsumexp_custom.py:38: for i in range(len(x)): */
+    ADGEN_SIMD(omp simd)
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:39: z[i] = x[i] / t */
         z[i] = x[i] / t;

@@ -41,6 +41,7 @@ double logsumexp_d(const double *x, const double *xd, int64_t x_shape0, double *
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double s = 0.0;
     double sd = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: s, sd))
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:30: s += math.exp(x[i] - m) */
         double tmp = exp(x[i] - m);
@@ -58,6 +59,7 @@ double softmax_loss_d(const double *x, const double *xd, int64_t x_shape0, int64
     double *z = adgen_calloc((size_t)(x_shape0), sizeof(double));
     double *zd = adgen_calloc((size_t)(x_shape0), sizeof(double));
     /* logsumexp_custom.py:38: for i in range(len(x)): */
+    ADGEN_SIMD(omp simd)
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:39: z[i] = x[i] / t */
         double tmp = x[i] / t;

@@ -49,27 +49,47 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* mixture.py:19: for k in range(means.shape[0]): */
         double top = -1e+300;
+        int64_t k = -1;
         for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
             /* mixture.py:21: for j in range(x.shape[1]): */
             double d2 = 0.0;
+            ADGEN_SIMD(omp simd reduction(+: d2))
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* mixture.py:22: t = x[i, j] - means[k, j] */
                 double t = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
                 d2 = d2 + t * t;
             }
-            top = adgen_max_f64(top, logw[k_1] - 0.5 * d2);
+            /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
+            double tmp = logw[k_1] - 0.5 * d2;
+            k = tmp > top ? k_1 : k;
+            top = adgen_max_f64(top, tmp);
+        }
+        /* mixture.py:19: for k in range(means.shape[0]): */
+        if (k >= 0) {
+            /* mixture.py:21: for j in range(x.shape[1]): */
+            double d2_1 = 0.0;
+            ADGEN_SIMD(omp simd reduction(+: d2_1))
+            for (int64_t j = 0; j < x_shape1; ++j) {
+                /* mixture.py:22: t = x[i, j] - means[k, j] */
+                double t_1 = x[i * x_shape1 + j] - means[k * means_shape1 + j];
+                d2_1 = d2_1 + t_1 * t_1;
+            }
+            top = logw[k] - 0.5 * d2_1;
+        } else {
+            top = -1e+300;
         }
         /* mixture.py:26: for k in range(means.shape[0]): */
         double acc = 0.0;
         for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
             /* mixture.py:28: for j in range(x.shape[1]): */
-            double d2_1 = 0.0;
+            double d2_2 = 0.0;
+            ADGEN_SIMD(omp simd reduction(+: d2_2))
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* mixture.py:29: t = x[i, j] - means[k, j] */
-                double t_1 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                d2_1 = d2_1 + t_1 * t_1;
+                double t_2 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                d2_2 = d2_2 + t_2 * t_2;
             }
-            acc = acc + exp(logw[k_1] - 0.5 * d2_1 - top);
+            acc = acc + exp(logw[k_1] - 0.5 * d2_2 - top);
         }
         /* mixture.py:32: r[i] = top + math.log(acc) */
         r[i] = top + log(acc);
@@ -85,87 +105,99 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
         for (int64_t i = 0; i < x_shape0; ++i) {
             /* mixture.py:19: for k in range(means.shape[0]): */
             double top_1 = -1e+300;
+            int64_t k_2 = -1;
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:21: for j in range(x.shape[1]): */
-                double d2_2 = 0.0;
+                double d2_3 = 0.0;
+                ADGEN_SIMD(omp simd reduction(+: d2_3))
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    double t_2 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                    d2_2 = d2_2 + t_2 * t_2;
+                    double t_3 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                    d2_3 = d2_3 + t_3 * t_3;
                 }
                 /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-                double tmp = logw[k_1] - 0.5 * d2_2;
-                /* mixture.py:19: for k in range(means.shape[0]): */
-                adgen_push_bool(&thread_tape, tmp > top_1);
-                top_1 = adgen_max_f64(top_1, tmp);
+                double tmp_1 = logw[k_1] - 0.5 * d2_3;
+                k_2 = tmp_1 > top_1 ? k_1 : k_2;
+                top_1 = adgen_max_f64(top_1, tmp_1);
+            }
+            /* mixture.py:19: for k in range(means.shape[0]): */
+            bool tmp_2 = k_2 >= 0;
+            if (tmp_2) {
+                /* mixture.py:21: for j in range(x.shape[1]): */
+                double d2_4 = 0.0;
+                ADGEN_SIMD(omp simd reduction(+: d2_4))
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* mixture.py:22: t = x[i, j] - means[k, j] */
+                    double t_4 = x[i * x_shape1 + j] - means[k_2 * means_shape1 + j];
+                    d2_4 = d2_4 + t_4 * t_4;
+                }
+                top_1 = logw[k_2] - 0.5 * d2_4;
+            } else {
+                top_1 = -1e+300;
             }
             /* mixture.py:26: for k in range(means.shape[0]): */
             double acc_1 = 0.0;
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:28: for j in range(x.shape[1]): */
-                double d2_3 = 0.0;
+                double d2_5 = 0.0;
+                ADGEN_SIMD(omp simd reduction(+: d2_5))
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
-                    double t_3 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                    d2_3 = d2_3 + t_3 * t_3;
+                    double t_5 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                    d2_5 = d2_5 + t_5 * t_5;
                 }
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-                double tmp_1 = exp(logw[k_1] - 0.5 * d2_3 - top_1);
+                double tmp_3 = exp(logw[k_1] - 0.5 * d2_5 - top_1);
                 /* mixture.py:26: for k in range(means.shape[0]): */
-                adgen_push_f64(&thread_tape, tmp_1);
-                acc_1 = acc_1 + tmp_1;
+                adgen_push_f64(&thread_tape, tmp_3);
+                acc_1 = acc_1 + tmp_3;
             }
             /* mixture.py:33: total += r[i] */
-            for (int64_t k = 0; k < nbdirs; ++k) rb[i * nbdirs + k] += retb[k];
+            for (int64_t kd = 0; kd < nbdirs; ++kd) rb[i * nbdirs + kd] += retb[kd];
             /* mixture.py:32: r[i] = top + math.log(acc) */
             double topb[nbdirs];
-            for (int64_t k = 0; k < nbdirs; ++k) topb[k] = rb[i * nbdirs + k];
-            for (int64_t k = 0; k < nbdirs; ++k) rb[i * nbdirs + k] = 0.0;
-            double tmp_2 = 1.0 / acc_1;
+            for (int64_t kd = 0; kd < nbdirs; ++kd) topb[kd] = rb[i * nbdirs + kd];
+            for (int64_t kd = 0; kd < nbdirs; ++kd) rb[i * nbdirs + kd] = 0.0;
+            double tmp_4 = 1.0 / acc_1;
             double accb[nbdirs];
-            for (int64_t k = 0; k < nbdirs; ++k) accb[k] = tmp_2 * topb[k];
+            for (int64_t kd = 0; kd < nbdirs; ++kd) accb[kd] = tmp_4 * topb[kd];
             /* mixture.py:26: for k in range(means.shape[0]): */
-            int64_t tmp_3 = means_shape0 - 1;
-            for (int64_t k_1 = tmp_3; k_1 >= 0; --k_1) {
-                double tmp_4 = adgen_pop_f64(&thread_tape);
+            for (int64_t k_1 = means_shape0 - 1; k_1 >= 0; --k_1) {
+                double tmp_5 = adgen_pop_f64(&thread_tape);
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-                double tmp_5[nbdirs];
-                for (int64_t k = 0; k < nbdirs; ++k) tmp_5[k] = tmp_4 * accb[k];
+                double tmp_6[nbdirs];
+                for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_6[kd] = tmp_5 * accb[kd];
                 double d2b[nbdirs];
-                for (int64_t k = 0; k < nbdirs; ++k) d2b[k] = -(0.5 * tmp_5[k]);
-                for (int64_t k = 0; k < nbdirs; ++k) logwb_t[k_1 * nbdirs + k] += tmp_5[k];
+                for (int64_t kd = 0; kd < nbdirs; ++kd) d2b[kd] = -(0.5 * tmp_6[kd]);
+                for (int64_t kd = 0; kd < nbdirs; ++kd) logwb_t[k_1 * nbdirs + kd] += tmp_6[kd];
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:30: d2 += t * t */
-                    double tmp_6 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
+                    double tmp_7 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
                     double tb[nbdirs];
-                    for (int64_t k = 0; k < nbdirs; ++k) tb[k] = tmp_6 * d2b[k];
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) tb[kd] = tmp_7 * d2b[kd];
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
-                    for (int64_t k = 0; k < nbdirs; ++k) meansb_t[(k_1 * means_shape1 + j) * nbdirs + k] -= tb[k];
-                    for (int64_t k = 0; k < nbdirs; ++k) xb[(i * x_shape1 + j) * nbdirs + k] += tb[k];
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) meansb_t[(k_1 * means_shape1 + j) * nbdirs + kd] -= tb[kd];
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) xb[(i * x_shape1 + j) * nbdirs + kd] += tb[kd];
                 }
-                for (int64_t k = 0; k < nbdirs; ++k) topb[k] = topb[k] - tmp_5[k];
+                for (int64_t kd = 0; kd < nbdirs; ++kd) topb[kd] = topb[kd] - tmp_6[kd];
             }
             /* mixture.py:19: for k in range(means.shape[0]): */
-            for (int64_t k_1 = tmp_3; k_1 >= 0; --k_1) {
-                bool tmp_7 = adgen_pop_bool(&thread_tape);
+            if (tmp_2) {
                 /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-                double tmp_8[nbdirs];
-                for (int64_t k = 0; k < nbdirs; ++k) tmp_8[k] = tmp_7 ? topb[k] : 0.0;
                 double d2b_1[nbdirs];
-                for (int64_t k = 0; k < nbdirs; ++k) d2b_1[k] = -(0.5 * tmp_8[k]);
-                for (int64_t k = 0; k < nbdirs; ++k) logwb_t[k_1 * nbdirs + k] += tmp_8[k];
+                for (int64_t kd = 0; kd < nbdirs; ++kd) d2b_1[kd] = -(0.5 * topb[kd]);
+                for (int64_t kd = 0; kd < nbdirs; ++kd) logwb_t[k_2 * nbdirs + kd] += topb[kd];
                 /* mixture.py:21: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:23: d2 += t * t */
-                    double tmp_9 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
+                    double tmp_8 = 2.0 * (x[i * x_shape1 + j] - means[k_2 * means_shape1 + j]);
                     double tb_1[nbdirs];
-                    for (int64_t k = 0; k < nbdirs; ++k) tb_1[k] = tmp_9 * d2b_1[k];
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) tb_1[kd] = tmp_8 * d2b_1[kd];
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    for (int64_t k = 0; k < nbdirs; ++k) meansb_t[(k_1 * means_shape1 + j) * nbdirs + k] -= tb_1[k];
-                    for (int64_t k = 0; k < nbdirs; ++k) xb[(i * x_shape1 + j) * nbdirs + k] += tb_1[k];
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) meansb_t[(k_2 * means_shape1 + j) * nbdirs + kd] -= tb_1[kd];
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) xb[(i * x_shape1 + j) * nbdirs + kd] += tb_1[kd];
                 }
-                for (int64_t k = 0; k < nbdirs; ++k) topb[k] = tmp_7 ? 0.0 : topb[k];
             }
         }
         ADGEN_PRIVATE_ADD(f64, logwb, logwb_t, logw_shape0 * nbdirs);

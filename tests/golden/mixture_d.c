@@ -50,6 +50,7 @@ double loglik_d(const double *x, const double *xd, int64_t x_shape0, int64_t x_s
             /* mixture.py:21: for j in range(x.shape[1]): */
             double d2 = 0.0;
             double d2d = 0.0;
+            ADGEN_SIMD(omp simd reduction(+: d2, d2d))
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* mixture.py:22: t = x[i, j] - means[k, j] */
                 double t = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
@@ -68,6 +69,7 @@ double loglik_d(const double *x, const double *xd, int64_t x_shape0, int64_t x_s
             /* mixture.py:28: for j in range(x.shape[1]): */
             double d2_1 = 0.0;
             double d2d_1 = 0.0;
+            ADGEN_SIMD(omp simd reduction(+: d2_1, d2d_1))
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* mixture.py:29: t = x[i, j] - means[k, j] */
                 double t_1 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];

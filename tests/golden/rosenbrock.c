@@ -19,6 +19,7 @@ double rosenbrock(const double *x, int64_t x_shape0)
 {
     /* rosenbrock.py:8: for i in range(len(x) - 1): */
     double s = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: s))
     for (int64_t i = 0; i < x_shape0 - 1; ++i) {
         /* rosenbrock.py:9: s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2 */
         double x_i = x[i];

@@ -24,6 +24,7 @@ double rosenbrock_d(const double *x, const double *xd, int64_t x_shape0, double 
     /* rosenbrock.py:8: for i in range(len(x) - 1): */
     double s = 0.0;
     double sd = 0.0;
+    ADGEN_SIMD(omp simd reduction(+: s, sd))
     for (int64_t i = 0; i < x_shape0 - 1; ++i) {
         /* rosenbrock.py:9: s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2 */
         int64_t tmp = i + 1;

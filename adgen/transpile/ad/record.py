@@ -12,7 +12,10 @@ in the reverse region that mirrors F:
   (arithmetic, comparisons, casts, constants, array extents, and loads of
   elements nothing writes between the load and the end of the forward sweep): the op is repeated at the start of
   the reverse region (seed 004's redundant execution).  Transcendental
-  functions are saved rather than recomputed.  A loop marked
+  functions are saved rather than recomputed, except in a loop whose
+  iterations only add up and would save nothing else (``reverse.rev_For``
+  then treats it as marked ``recompute``: no tape, so it can be vectorised).
+  A loop marked
   ``# adgen: recompute`` recomputes them too; one marked ``# adgen: store``
   saves every value of its body (constants aside).
 - F is an if branch: v becomes an extra result of the if (the other branch

@@ -75,6 +75,7 @@ class AdjointFunction:
         self.split = split
         self.map: dict[int, Value] = {}  # old value -> forward-sweep value
         self.fwd_region: dict[int, Region] = {}  # old region -> forward-sweep region
+        self.fwd_ops: dict[int, Op] = {}  # old op -> its forward-sweep copy
         self.shadow: dict[int, Value] = {}  # old array -> its adjoint array
         self.trips: dict[int, Value] = {}  # old while -> forward trip count
         self.mirror: dict[int, Region] = {}
@@ -368,8 +369,10 @@ class AdjointFunction:
         write to the array after the load, nor in a loop around it): the reverse sweep may
         load them again instead of saving them.  In split mode only from the parameters every
         caller keeps (between ``g_fwd`` and ``g_bwd`` a caller may write the others)."""
-        params = {id(p) for i, p in enumerate(self.fn.params)  # a local array may be freed
+        params = {id(p) for i, p in enumerate(self.fn.params)
                   if not self.split or i in self.kept_params}
+        if not self.split:  # local arrays of the function body live until its return
+            params |= {id(op.result) for op in self.fn.body.ops if isinstance(op, Zeros)}
         return {id(self.map[id(op.result)]) for op in _stable_loads(self.fn, self.module)
                 if id(op.operands[0]) in params} | self.reloadable_copies
 
@@ -387,6 +390,7 @@ class AdjointFunction:
             r.owner = c
         for r, nr in zip(op.results, results, strict=True):
             self.map[id(r)] = nr
+        self.fwd_ops[id(op)] = c
         c.regions = []
         for sub in op.regions:
             args = [Value(a.type, a.name) for a in sub.args]
@@ -952,7 +956,14 @@ class AdjointFunction:
             trial_adj = dict(adj)
             new = self.reverse_loop(op, trial, trial_adj, start, stop, step, op.body.args[1:],
                                     (op.body.args[0], fwd_iv))
-            if not self.needs_record(new.body, op):
+            recompute = not op.directive and not op.parallel and \
+                self.needs_record(new.body, op) and \
+                not self.needs_record(new.body, op, "recompute")
+            if recompute or not self.needs_record(new.body, op):
+                if recompute:
+                    # only results of libm calls would be saved: computing them again keeps
+                    # the loop free of the tape, so both sweeps of it can be vectorised
+                    self.fwd_ops[id(op)].directive = "recompute"
                 b.region.ops += trial.region.ops
                 adj.clear()
                 adj.update(trial_adj)
@@ -1020,9 +1031,9 @@ class AdjointFunction:
                 return False
         return True
 
-    def needs_record(self, rev_body: Region, op: For) -> bool:
+    def needs_record(self, rev_body: Region, op: For, assume: str | None = None) -> bool:
         """Whether the reverse body reads a value of the loop that would be saved (popping
-        needs the reverse order)."""
+        needs the reverse order); ``assume``: the loop's directive, if not its own."""
         from .record import recomputable
         directive: dict[int, str] = {}  # value defined in the loop -> its loop's directive
         ivs: set[int] = set()
@@ -1038,7 +1049,7 @@ class AdjointFunction:
                 for sub in o.regions:
                     index(sub, o.directive if isinstance(o, (For, While)) else d)
         fwd = self.fwd_region[id(op.body)]
-        index(fwd, op.directive)
+        index(fwd, op.directive if assume is None else assume)
         ivs.add(id(fwd.args[0]))
         reloadable = self.reloadable()
         known: dict[int, bool] = {}

@@ -530,6 +530,9 @@ class FunctionEmitter(Variables):
             self.atomic_arrays = atomic
         elif op.parallel and self.atomic_arrays is None:
             self.emit(f"/* prange run in sequence: {self.parallel_reason(op)} */", depth)
+        simd = self.simd_pragma(op) if id(op) not in self.omp_loops else None
+        if simd is not None:
+            self.emit(simd, depth)
         self.emit(header + " {", depth)
         self.region(op.body, depth + 1)
         self.emit("}", depth)
@@ -647,8 +650,8 @@ class FunctionEmitter(Variables):
         """The arrays that iterations of the parallel ``loop`` may share, split in two: those
         whose increments are atomic (some access is not at the iteration's own index, the
         loop variable as first index, or a call gets the array), and those privatized: only
-        incremented, at indices that do not depend on the iteration (the adjoint of a
-        parameter every iteration reads), so that atomics would all collide.  Arrays only
+        incremented, somewhere at indices that do not depend on the iteration (the adjoint of
+        a parameter every iteration reads), so that atomics would all collide there.  Arrays only
         indexed by the loop variable first belong to one iteration each."""
         iv = loop.body.args[0]
         shared: dict[int, Value] = {}
@@ -670,12 +673,10 @@ class FunctionEmitter(Variables):
             ops = accesses.get(key, [])
             stores = [o for o in ops if isinstance(o, Store)]
             loads = [o for o in ops if isinstance(o, Load)]
-            indices = [i for o in ops for i in (o.operands[1:-1] if isinstance(o, Store)
-                                                else o.operands[1:])]
             if key not in called and stores and len(loads) == len(stores) and \
                     all(self.increment_of(s) is not None for s in stores) and \
                     all(id(ld.results[0]) in self.inlined for ld in loads) and \
-                    not any(id(i) in varies for i in indices) and \
+                    any(not any(id(i) in varies for i in s.operands[1:-1]) for s in stores) and \
                     elem_of(array.type).name in ("f64", "f32"):
                 privatized.append(array)
         return set(shared) - {id(a) for a in privatized}, privatized
@@ -689,6 +690,22 @@ class FunctionEmitter(Variables):
             sums.append(f"{var.name}[:{self.nbdirs}]" if var.vector else var.name)
         clause = f" reduction(+: {', '.join(sums)})" if sums else ""
         return f"ADGEN_OMP(omp {construct}{clause})"
+
+    def simd_pragma(self, op: For) -> str | None:
+        """``ADGEN_SIMD(omp simd ...)`` before a loop whose iterations may run in SIMD lanes
+        (``simd_reductions``), with its reductions; None for other loops, and for loops
+        inside a parallel loop that write arrays its threads share (atomic increments)."""
+        reductions = self.simd_reductions(op)
+        if reductions is None or self.atomic_arrays and any(
+                isinstance(o, Store) and id(o.operands[0]) in self.atomic_arrays
+                for o in op.body.ops):
+            return None
+        by_kind: dict[str, list[str]] = {}
+        for kind, arg in reductions:
+            by_kind.setdefault(kind, []).append(self.var_of[id(arg)].name)
+        clause = "".join(f" reduction({kind}: {', '.join(names)})"
+                         for kind, names in by_kind.items())
+        return f"ADGEN_SIMD(omp simd{clause})"
 
     def op_While(self, op: While, depth: int) -> None:
         self.init_loop(op.results, op.inits, depth)

@@ -213,6 +213,68 @@ class Variables:
                         work.append(n)
         return True
 
+    def simd_reductions(self, op: For) -> list[tuple[str, Value]] | None:
+        """The reductions (operator, carried value) of ``op`` when its iterations may run in
+        SIMD lanes (``ADGEN_SIMD``), else None.  That needs a C loop with step 1 or -1 whose
+        body is straight-line arithmetic, loads and stores (no call, tape, branch or inner
+        loop, nothing per direction), that reads and writes every array it writes at one
+        index only, the same in every access and holding the loop index (so no iteration
+        reads what another writes), and whose changing carried values are sums or running
+        minima/maxima (``s = s + e``, ``m = max(m, e)``)."""
+        step = op.operands[2].owner
+        if self.options.target == "cuda" or not (isinstance(step, Const)
+                                                 and step.value in (1, -1)):
+            return None
+        body = op.body
+        written: dict[int, tuple[int, ...]] = {}
+        for o in body.ops:
+            if not isinstance(o, (Prim, Cast, Const, Dim, Load, Store, Yield)) or any(
+                    isinstance(v.type, VecType) for v in (*o.operands, *o.results)):
+                return None
+            if isinstance(o, Store):
+                at = tuple(id(i) for i in o.operands[1:-1])
+                if id(body.args[0]) not in at or written.setdefault(id(o.operands[0]), at) != at:
+                    return None
+        if any(isinstance(o, Load) and id(o.operands[0]) in written and
+               tuple(id(i) for i in o.operands[1:]) != written[id(o.operands[0])]
+               for o in body.ops):
+            return None
+        out: list[tuple[str, Value]] = []
+        for arg in self.sums(op):
+            kind = "+" if self.is_sum(arg) and self.adds_to(op, arg) else \
+                self.running_extreme(op, arg)
+            if kind is None:
+                return None
+            out.append((kind, arg))
+        return out
+
+    def adds_to(self, op: For, arg: Value) -> bool:
+        """Whether the straight-line body of ``op`` passes on ``arg`` plus or minus terms (not
+        a value computed without it, which ``is_sum`` also accepts: ``v = e`` in a loop)."""
+        partial = {id(arg)}
+        for o in op.body.ops:
+            if isinstance(o, Prim) and o.prim in ("add", "sub") and \
+                    any(id(v) in partial for v in o.operands):
+                partial.add(id(o.results[0]))
+        j = op.body.args.index(arg) - 1
+        y = op.body.terminator
+        return y is not None and id(y.operands[j]) in partial
+
+    def running_extreme(self, op: For, arg: Value) -> str | None:
+        """``"max"`` or ``"min"`` when the carried value ``arg`` of ``op`` is a running
+        maximum or minimum: its one use is ``max(arg, e)`` (or min), yielded as is."""
+        users = self.uses.get(id(arg), [])
+        if len(users) != 1 or not isinstance(users[0], Prim) or \
+                users[0].prim not in ("max", "min") or users[0].operands.count(arg) != 1:
+            return None
+        new = users[0].results[0]
+        y = op.body.terminator
+        j = op.body.args.index(arg) - 1
+        if self.uses.get(id(new), []) != [y] or y.operands.count(new) != 1 or \
+                y.operands[j] is not new:
+            return None
+        return users[0].prim
+
     def crosses_parallel(self, var: Var, r: Region) -> bool:
         """Whether a value of region ``r`` may not take ``var``: it is declared outside the
         parallel loop around ``r`` (shared by its threads) and is not one of its sums."""

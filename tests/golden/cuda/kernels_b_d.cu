@@ -360,12 +360,13 @@ double xs_lookup_b_d(const double *energy, const double *energyd, double *energy
 }
 
 /* kernels.py:58: for i in prange(x.shape[0]): one thread per iteration */
-ADGEN_KERNEL kmeans_cost_b_d_kernel0(const double *x, int64_t x_shape0, int64_t x_shape1, const double *centers, int64_t centers_shape0, int64_t centers_shape1, double *sums)
+ADGEN_KERNEL kmeans_cost_b_d_kernel0(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, int64_t x_shape1, const double *centers, const double *centersd, double *centersb, double *centersbd, int64_t centers_shape0, int64_t centers_shape1, double retb, double *sums)
 {
     double total = 0;
     ADGEN_GRID_LOOP(i, 0, i < x_shape0, 1) {
         /* kernels.py:60: for k in range(centers.shape[0]): */
         double best = 1e+300;
+        int64_t k = -1;
         for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
             /* kernels.py:62: for j in range(x.shape[1]): */
             double d2 = 0.0;
@@ -374,52 +375,53 @@ ADGEN_KERNEL kmeans_cost_b_d_kernel0(const double *x, int64_t x_shape0, int64_t 
                 double t = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
                 d2 = d2 + t * t;
             }
+            k = d2 < best ? k_1 : k;
             best = adgen_min_f64(best, d2);
         }
-        total = total + best;
-    }
-    adgen_warp_add_f64(&sums[0], total);
-}
-
-/* kernels.py:58: for i in prange(x.shape[0]): one thread per iteration */
-ADGEN_KERNEL kmeans_cost_b_d_kernel1(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, int64_t x_shape1, const double *centers, const double *centersd, double *centersb, double *centersbd, int64_t centers_shape0, int64_t centers_shape1, double retb)
-{
-    ADGEN_DTAPE(thread_tape);
-    ADGEN_GRID_LOOP(i, 0, i < x_shape0, 1) {
         /* kernels.py:60: for k in range(centers.shape[0]): */
-        double best_1 = 1e+300;
-        for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
+        if (k >= 0) {
             /* kernels.py:62: for j in range(x.shape[1]): */
             double d2_1 = 0.0;
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* kernels.py:63: t = x[i, j] - centers[k, j] */
-                double t_1 = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
+                double t_1 = x[i * x_shape1 + j] - centers[k * centers_shape1 + j];
                 d2_1 = d2_1 + t_1 * t_1;
             }
-            /* kernels.py:60: for k in range(centers.shape[0]): */
-            adgen_dpush_bool(&thread_tape, d2_1 < best_1);
-            best_1 = adgen_min_f64(best_1, d2_1);
+            best = d2_1;
+        } else {
+            best = 1e+300;
         }
-        double bestb = retb;
-        for (int64_t k_1 = centers_shape0 - 1; k_1 >= 0; --k_1) {
-            bool tmp = adgen_dpop_bool(&thread_tape);
-            /* kernels.py:65: best = min(best, d2) */
-            double d2b = tmp ? bestb : 0.0;
+        /* kernels.py:60: for k in range(centers.shape[0]): */
+        double best_1 = 1e+300;
+        k = -1;
+        for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
+            /* kernels.py:62: for j in range(x.shape[1]): */
+            double d2_2 = 0.0;
+            for (int64_t j = 0; j < x_shape1; ++j) {
+                /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                double t_2 = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
+                d2_2 = d2_2 + t_2 * t_2;
+            }
+            k = d2_2 < best_1 ? k_1 : k;
+            best_1 = adgen_min_f64(best_1, d2_2);
+        }
+        /* kernels.py:60: for k in range(centers.shape[0]): */
+        if (k >= 0) {
             /* kernels.py:62: for j in range(x.shape[1]): */
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* kernels.py:64: d2 += t * t */
-                double tb = 2.0 * (x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j]) * d2b;
-                double tbd = d2b * (2.0 * (xd[i * x_shape1 + j] - centersd[k_1 * centers_shape1 + j]));
+                double tb = 2.0 * (x[i * x_shape1 + j] - centers[k * centers_shape1 + j]) * retb;
+                double tbd = retb * (2.0 * (xd[i * x_shape1 + j] - centersd[k * centers_shape1 + j]));
                 /* kernels.py:63: t = x[i, j] - centers[k, j] */
-                ADGEN_ATOMIC_ADD(centersb[k_1 * centers_shape1 + j], -(tb));
-                ADGEN_ATOMIC_ADD(centersbd[k_1 * centers_shape1 + j], -(tbd));
+                ADGEN_ATOMIC_ADD(centersb[k * centers_shape1 + j], -(tb));
+                ADGEN_ATOMIC_ADD(centersbd[k * centers_shape1 + j], -(tbd));
                 xb[i * x_shape1 + j] += tb;
                 xbd[i * x_shape1 + j] += tbd;
             }
-            bestb = tmp ? 0.0 : bestb;
         }
+        total = total + best;
     }
-    ADGEN_DTAPE_FREE(thread_tape);
+    adgen_warp_add_f64(&sums[0], total);
 }
 
 double kmeans_cost_b_d(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, int64_t x_shape1, const double *centers, const double *centersd, double *centersb, double *centersbd, int64_t centers_shape0, int64_t centers_shape1, double retb)
@@ -428,13 +430,11 @@ double kmeans_cost_b_d(const double *x, const double *xd, double *xb, double *xb
     double total = 0.0;
     {
         double *sums = adgen_cuda_zeros_f64(1);
-        ADGEN_LAUNCH(kmeans_cost_b_d_kernel0, x_shape0, (x, x_shape0, x_shape1, centers, centers_shape0, centers_shape1, sums));
+        ADGEN_LAUNCH(kmeans_cost_b_d_kernel0, x_shape0, (x, xd, xb, xbd, x_shape0, x_shape1, centers, centersd, centersb, centersbd, centers_shape0, centers_shape1, retb, sums));
         double sums_host[1];
         adgen_cuda_fetch_f64(sums_host, sums, 1);
         total = total + sums_host[0];
     }
-    /* kernels.py:58: for i in prange(x.shape[0]): */
-    ADGEN_LAUNCH(kmeans_cost_b_d_kernel1, x_shape0, (x, xd, xb, xbd, x_shape0, x_shape1, centers, centersd, centersb, centersbd, centers_shape0, centers_shape1, retb));
     /* kernels.py:67: return total */
     adgen_tape_bytes_last = 0;
     return total;

@@ -1,0 +1,153 @@
+"""Running maxima and minima as the value of one iteration, before reverse mode.
+
+A loop that carries a running maximum and nothing else,
+
+    for i in range(...):
+        e = ...               # no store, call or exit
+        m = max(m, e)
+
+has the derivative of the element it picks: the reverse of the loop itself
+would save which operand each ``max`` took (a byte per iteration) and walk
+back through all of them to find the one iteration that matters (seed 004's
+special rule for reductions by min and max).  This pass rewrites it, in the
+IR reverse mode differentiates, into
+
+    k = -1
+    for i in range(...):
+        e = ...
+        k = i if e > m else k  # (the test of ``max``: the first of equal maxima)
+        m = max(m, e)
+    m = e(k) if k >= 0 else m0  # the body computed again for iteration k
+
+The loop now computes an index, which has no derivative, so activity analysis
+leaves it out of the adjoint: the forward sweep runs it untaped and the
+reverse sweep only differentiates ``e`` at iteration ``k``.  The value is the
+same: the body computed again for the same index computes the same ``e``.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from ..ir.builder import Builder
+from ..ir.core import (
+    Cast, Const, Dim, For, Function, If, Load, Op, Prim, Region, Value, Yield,
+)
+from ..ir.types import I64, ScalarType
+from ..ir.walk import substitute
+
+#: the comparison each extreme makes: ``max(a, b)`` is ``b > a ? b : a``
+_TEST = {"max": "gt", "min": "lt"}
+#: the ops a body may hold (loads, arithmetic and pure inner loops and branches)
+_PURE = (Prim, Cast, Const, Dim, Load, For, If, Yield)
+
+
+def running_extremes(fn: Function) -> bool:
+    """Rewrite every running max/min loop of ``fn`` (see the module docstring), innermost
+    first."""
+    return _region(fn, fn.body)
+
+
+def _region(fn: Function, region: Region) -> bool:
+    changed = False
+    k = 0
+    while k < len(region.ops):
+        op = region.ops[k]
+        for sub in op.regions:
+            changed |= _region(fn, sub)
+        extreme = _extreme(op) if isinstance(op, For) else None
+        if extreme is not None:
+            assert isinstance(op, For)
+            k = _rewrite(fn, op, extreme, region, k)
+            changed = True
+        k += 1
+    return changed
+
+
+def _extreme(op: For) -> Prim | None:
+    """The ``max``/``min`` of a loop that carries a running extreme and nothing else."""
+    body = op.body
+    step = op.operands[2].owner
+    if op.parallel or op.directive or len(body.args) != 2 or not isinstance(step, Const):
+        return None
+    iv, arg = body.args
+    if iv.type != I64 or not (isinstance(arg.type, ScalarType) and arg.type.is_float):
+        return None
+    y = body.terminator
+    if not isinstance(y, Yield):
+        return None
+    for o in body.ops:
+        if not all(isinstance(inner, _PURE) for inner in o.walk()):
+            return None
+    users = [inner for o in body.ops for inner in o.walk()
+             if any(v is arg for v in inner.operands)]
+    ext = y.operands[0].owner
+    if not (isinstance(ext, Prim) and ext.prim in _TEST and users == [ext]
+            and sum(v is arg for v in ext.operands) == 1):
+        return None
+    uses_of_result = [inner for o in body.ops for inner in o.walk()
+                      if any(v is ext.result for v in inner.operands)]
+    return ext if uses_of_result == [y] else None
+
+
+def _rewrite(fn: Function, op: For, ext: Prim, region: Region, at: int) -> int:
+    """Rewrite ``op`` (at ``region.ops[at]``); returns the position of its last new op."""
+    body = op.body
+    iv, arg = body.args
+    loc = op.loc
+    e_first = ext.operands[1] is not arg  # e is the operand max picks when the test holds
+    e = ext.operands[1] if e_first else ext.operands[0]
+
+    before = Builder(Region(), loc)
+    unset = before.const(-1, I64, "k")
+    region.ops[at:at] = before.region.ops
+    at += len(before.region.ops)
+
+    # the index of the iteration whose e the extreme is: k = test ? i : k (or the reverse)
+    k_arg = body.add_arg(Value(I64, "k"))
+    inner = Builder(Region(), loc)
+    test = inner.prim(_TEST[ext.prim], ext.operands[1], ext.operands[0])
+    k_next = inner.prim("select", test, iv, k_arg) if e_first else \
+        inner.prim("select", test, k_arg, iv)
+    y = body.ops[-1]
+    body.ops[-1:-1] = inner.region.ops
+    y.operands.append(k_next)
+    op.operands.append(unset)
+    k_res = Value(I64, "k")
+    k_res.owner = op
+    op.results.append(k_res)
+
+    # after the loop: the extreme is e of iteration k, or the initial value
+    after = Builder(Region(), loc)
+    found = after.prim("ge", k_res, after.const(0, I64))
+    then, other = Region(), Region()
+    vmap: dict[int, Value] = {id(iv): k_res}
+    for o in body.ops[:-1]:
+        if o is ext or o.results and o.results[0] is k_next or o is test.owner:
+            continue
+        then.ops.append(_clone(o, vmap))
+    then.ops.append(Yield([vmap.get(id(e), e)], [], loc))
+    other.ops.append(Yield([op.inits[0]], [], loc))
+    picked = Value(arg.type, arg.name)
+    after.insert(If([found], [picked], loc, regions=[then, other]))
+    region.ops[at + 1:at + 1] = after.region.ops
+    substitute(fn, {id(op.results[0]): picked})  # (the if yields the initial value itself)
+    return at + len(after.region.ops)
+
+
+def _clone(op: Op, vmap: dict[int, Value]) -> Op:
+    """A copy of ``op`` (and its regions) reading ``vmap``'s values for the ones it maps."""
+    c = copy.copy(op)
+    c.operands = [vmap.get(id(v), v) for v in op.operands]
+    c.results = [Value(r.type, r.name) for r in op.results]
+    for r, nr in zip(op.results, c.results, strict=True):
+        nr.owner = c
+        vmap[id(r)] = nr
+    c.regions = []
+    for sub in op.regions:
+        nr = Region([Value(a.type, a.name) for a in sub.args])
+        for a, na in zip(sub.args, nr.args, strict=True):
+            vmap[id(a)] = na
+        nr.ops = [_clone(o, vmap) for o in sub.ops]
+        c.regions.append(nr)
+    return c

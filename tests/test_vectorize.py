@@ -1,0 +1,170 @@
+"""Loops the C compiler may vectorise (``ADGEN_SIMD``) and running maxima/minima in reverse
+mode (``transforms/extremes.py``): which loops get the pragma, and derivatives that stay
+exact (the three-way check) with no tape."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import adgen
+from adgen.api import transpile
+from helpers import module
+
+
+def c_text(path: str, mode: str) -> str:
+    return transpile(path, [mode]).outputs[mode].source.text  # type: ignore[attr-defined]
+
+
+def pragmas_before(text: str) -> dict[str, str | None]:
+    """Source line of each loop (its comment) -> the ADGEN_SIMD clause before it, or None."""
+    out: dict[str, str | None] = {}
+    lines = text.splitlines()
+    for k, line in enumerate(lines):
+        if line.strip().startswith("for ("):
+            head = lines[k - 1].strip()
+            comment = next(ln.strip() for ln in reversed(lines[:k]) if ln.strip().startswith("/*"))
+            m = re.fullmatch(r"ADGEN_SIMD\(omp simd(.*)\)", head)
+            out.setdefault(comment, m.group(1).strip() if m else None)
+    return out
+
+
+LOOPS = """
+def loops(x: Array[f64], y: Array[f64], c: float) -> float:
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * x[i]
+    m = x[0]
+    for i in range(1, len(x)):
+        m = max(m, x[i])
+    for i in range(len(x)):
+        y[i] = c * x[i] + y[i]
+    for i in range(1, len(y)):
+        y[i] = y[i - 1] + x[i]
+    p = 1.0
+    for i in range(len(x)):
+        p = p * x[i]
+    q = 0.0
+    for i in range(len(x)):
+        q += math.exp(x[i] - m)
+    return s + m + p + q + y[len(y) - 1]
+"""
+
+
+def test_which_loops_are_marked_for_vectorisation(tmp_path: Path) -> None:
+    """Sums and running maxima are reductions; an element-wise update is independent; a
+    recurrence through y and a product are not marked."""
+    loops = pragmas_before(c_text(module(tmp_path, LOOPS), "primal"))
+    assert loops == {
+        "/* m.py:9: for i in range(len(x)): */": "reduction(+: s)",
+        "/* m.py:12: for i in range(1, len(x)): */": "reduction(max: m)",
+        "/* m.py:14: for i in range(len(x)): */": "",
+        "/* m.py:16: for i in range(1, len(y)): */": None,
+        "/* m.py:19: for i in range(len(x)): */": None,
+        "/* m.py:22: for i in range(len(x)): */": "reduction(+: q)",
+    }
+
+
+def test_vectorised_loops_compute_what_cpython_does(tmp_path: Path) -> None:
+    """The three-way check with adgen's default flags (the pragmas on) and with -O3 alone."""
+    path = module(tmp_path, LOOPS)
+    for cflags in (None, ("-O3",)):
+        report = adgen.check(path, modes=("forward", "reverse", "vector-reverse"),
+                             cflags=cflags)
+        assert report.ok, report.table()
+
+
+EXTREMES = """
+def top(x: Array[f64], w: float) -> float:
+    m = -1e300
+    for i in range(len(x)):
+        m = max(m, w * x[i] * x[i])
+    return m
+
+
+def bottom_last(x: Array[f64]) -> float:
+    m = 1e300
+    for i in range(len(x)):
+        m = min(x[i] * x[i] - x[i], m)
+    return m
+
+
+def nearest(x: Array[f64], c: Array[f64, 2]) -> float:
+    best = 1e300
+    for k in range(c.shape[0]):
+        d2 = 0.0
+        for j in range(len(x)):
+            d2 += (x[j] - c[k, j]) ** 2
+        best = min(best, d2)
+    return best
+
+
+def lse(x: Array[f64]) -> float:
+    a = x[0]
+    for i in range(1, len(x)):
+        a = max(a, x[i])
+    s = 0.0
+    for i in range(len(x)):
+        s += math.exp(x[i] - a)
+    return math.log(s) + a
+"""
+
+
+def test_running_extremes_are_exact_and_untaped(tmp_path: Path) -> None:
+    path = module(tmp_path, EXTREMES)
+    report = adgen.check(path, modes=("forward", "reverse", "vector-reverse", "hvp"))
+    assert report.ok, report.table()
+    m = adgen.load(path, modes=("reverse",))
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=20)
+    c = rng.normal(size=(7, 20))
+    xb, wb = m.top.grad(x, 0.5)
+    i = int(np.argmax(x * x))
+    assert m.tape_bytes() == 0
+    assert np.array_equal(np.nonzero(xb)[0], [i]) and xb[i] == pytest.approx(x[i])
+    assert wb == pytest.approx(x[i] ** 2)
+    xb, cb = m.nearest.grad(x, c)
+    k = int(np.argmin(((x - c) ** 2).sum(axis=1)))
+    assert m.tape_bytes() == 0
+    assert np.allclose(xb, 2 * (x - c[k]), rtol=1e-13)
+    assert np.allclose(cb[k], -2 * (x - c[k]), rtol=1e-13) and not cb[np.arange(7) != k].any()
+    (g,) = m.lse.grad(x)
+    assert m.tape_bytes() == 0
+    assert np.allclose(g, np.exp(x) / np.exp(x).sum(), rtol=1e-13)
+    text = c_text(path, "reverse")
+    assert "adgen_push" not in text and "adgen_pop" not in text
+
+
+def test_ties_and_empty_loops_match_the_sequential_adjoint(tmp_path: Path) -> None:
+    """Of equal extremes, the one the primal keeps gets the adjoint, as the loop's own
+    reverse gives it: max(m, e) keeps the first (e must be larger), min(e, m) the last (m
+    must be smaller); an empty loop passes the adjoint to the initial value."""
+    path = module(tmp_path, EXTREMES)
+    m = adgen.load(path, modes=("reverse",))
+    x = np.array([-0.5, 2.0, -1.5, -2.0, 1.5])  # x*x - x: 0.75 at 0 and 4 -> the last, 4
+    (xb,) = m.bottom_last.grad(x)
+    assert np.array_equal(np.nonzero(xb)[0], [4]) and xb[4] == pytest.approx(2.0)
+    y = np.array([1.0, -3.0, 3.0, 2.0])  # w*y*y: 9 at 1 and 2 -> index 1
+    yb, _ = m.top.grad(y, 1.0)
+    assert np.array_equal(np.nonzero(yb)[0], [1]) and yb[1] == pytest.approx(-6.0)
+    (g,) = m.lse.grad(np.array([0.7]))
+    assert g[0] == pytest.approx(1.0)
+
+
+def test_a_value_overwritten_in_every_iteration_is_not_a_sum(tmp_path: Path) -> None:
+    """``v = e`` in a loop carries v without adding to it: no reduction clause (the last
+    iteration's e is the result, not a sum of them), and the loop stays sequential."""
+    path = module(tmp_path, """
+    def last(x: Array[f64], w: float) -> float:
+        v = 0.0
+        for i in range(len(x)):
+            v = math.pow(w, x[i])
+        return v
+    """)
+    assert pragmas_before(c_text(path, "primal")) == {
+        "/* m.py:9: for i in range(len(x)): */": None}
+    report = adgen.check(path, modes=("forward", "reverse"))
+    assert report.ok, report.table()
