@@ -105,7 +105,8 @@ def test_what_runs_in_parallel() -> None:
         "        ADGEN_OMP(omp for)\n" in loglik
     assert "meansb_t[k_1 * means_shape1 + j] -= " in loglik and "omp atomic" not in loglik
     assert "ADGEN_PRIVATE_ADD(f64, meansb, meansb_t, means_shape0 * means_shape1);" in loglik
-    assert "adgen_push_f64(&thread_tape, " in loglik and "adgen_pop_f64(&thread_tape)" in loglik
+    # each iteration's inner loop takes its exps as one block of the thread's tape
+    assert "adgen_push_block(&thread_tape, " in loglik and "adgen_pop_block(&thread_tape, " in loglik
     assert "&tape" not in loglik and "prange run in sequence" not in loglik
 
 

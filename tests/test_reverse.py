@@ -45,6 +45,22 @@ def test_loop_records_one_value_per_iteration(tmp_path: Path) -> None:
         assert m.tape_bytes() == 8 * n
 
 
+def test_a_counted_loop_takes_its_tape_as_one_block(tmp_path: Path) -> None:
+    """r = r * x: the loop reserves its n * 8 bytes before it and puts r at i * 8, the
+    reversed loop pops them at once and gets them back; the same bytes as pushes one by
+    one, and a vectorisable loop (no call in it)."""
+    m = adgen.load(module(tmp_path, POW_LOOP), modes=("reverse",))
+    text = m.transpiled.outputs["reverse"].source.text  # type: ignore[attr-defined]
+    assert "unsigned char *block = adgen_push_block(&tape, count * 8);" in text
+    assert "adgen_put_f64(block, i * 8, r);" in text
+    assert "adgen_pop_block(&tape, count_1 * 8);" in text and "adgen_get_f64(block_1, i * 8)" in text
+    assert "adgen_push_f64" not in text and "adgen_pop_f64" not in text
+    for n in (0, 1, 7):
+        _, (xb, _) = m.pow_loop.vjp((1.001, n), 1.0)
+        assert xb == pytest.approx(n * 1.001 ** (n - 1) if n else 0.0, rel=1e-12)
+        assert m.tape_bytes() == 8 * n
+
+
 def test_cheap_values_are_recomputed_not_recorded(tmp_path: Path) -> None:
     """Reads of an array nothing writes and arithmetic on them are repeated in the reverse
     sweep; a transcendental function's result is recorded (8 bytes per iteration), unless the

@@ -187,6 +187,53 @@ ADGEN_TAPE_TYPE(int64_t, i64)
 ADGEN_TAPE_TYPE(int32_t, i32)
 ADGEN_TAPE_TYPE(bool, bool)
 
+/* A loop that pushes the same values in every iteration takes its bytes as one block:
+ * adgen_push_block before the loop, adgen_put_* of each value at its offset in the block
+ * (iteration t at t times the bytes of one iteration), and the reversed loop pops the block
+ * with adgen_pop_block and reads it with adgen_get_*.  The bytes are those the pushes one
+ * by one would leave, so either side may be written either way; the loops have no call
+ * and may be vectorised. */
+static inline unsigned char *adgen_push_block(adgen_tape *t, int64_t bytes)
+{
+    unsigned char *block;
+    if (bytes <= 0)
+        bytes = 0;
+    if (bytes == 0)
+        return t->data;
+    if (t->top + (size_t)bytes > t->cap)
+        adgen_tape_grow(t, (size_t)bytes);
+    block = t->data + t->top;
+    t->top += (size_t)bytes;
+    return block;
+}
+
+static inline const unsigned char *adgen_pop_block(adgen_tape *t, int64_t bytes)
+{
+    if (bytes <= 0)
+        return t->data;
+    if (t->top > t->peak)
+        t->peak = t->top;
+    t->top -= (size_t)bytes;
+    return t->data + t->top;
+}
+
+#define ADGEN_BLOCK_TYPE(T, S)                                                 \
+    static inline void adgen_put_##S(unsigned char *block, int64_t at, T v)    \
+    {                                                                          \
+        memcpy(block + at, &v, sizeof v);                                      \
+    }                                                                          \
+    static inline T adgen_get_##S(const unsigned char *block, int64_t at)      \
+    {                                                                          \
+        T v;                                                                   \
+        memcpy(&v, block + at, sizeof v);                                      \
+        return v;                                                              \
+    }
+ADGEN_BLOCK_TYPE(double, f64)
+ADGEN_BLOCK_TYPE(float, f32)
+ADGEN_BLOCK_TYPE(int64_t, i64)
+ADGEN_BLOCK_TYPE(int32_t, i32)
+ADGEN_BLOCK_TYPE(bool, bool)
+
 /* -- prange loops -------------------------------------------------------------------- */
 /* ADGEN_OMP(omp parallel for ...) before a prange loop, ADGEN_OMP(omp atomic) before an
  * increment other iterations may make too: OpenMP pragmas when the file is compiled with

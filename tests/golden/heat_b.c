@@ -37,6 +37,9 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
     for (int64_t _ = 0; _ < steps; ++_) {
         /* heat.py:10: for i in range(1, n - 1): */
         int64_t tmp = u_shape0 - 1;
+        int64_t count = tmp - 1;
+        unsigned char *block = adgen_push_block(&tape, count * 24);
+        ADGEN_SIMD(omp simd)
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:11: new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) */
             double u_i = u[i];
@@ -44,9 +47,9 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
             double tmp_2 = u[i + 1];
             new[i] = u_i + alpha * (tmp_1 - 2.0 * u_i + tmp_2);
             /* heat.py:10: for i in range(1, n - 1): */
-            adgen_push_f64(&tape, tmp_1);
-            adgen_push_f64(&tape, u_i);
-            adgen_push_f64(&tape, tmp_2);
+            adgen_put_f64(block, (i - 1) * 24, tmp_1);
+            adgen_put_f64(block, (i - 1) * 24 + 8, u_i);
+            adgen_put_f64(block, (i - 1) * 24 + 16, tmp_2);
         }
         /* heat.py:12: for i in range(1, n - 1): */
         ADGEN_SIMD(omp simd)
@@ -86,10 +89,12 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
         }
         /* heat.py:10: for i in range(1, n - 1): */
         double alphab_2 = alphab_1;
+        int64_t count_1 = tmp_3;
+        const unsigned char *block_1 = adgen_pop_block(&tape, count_1 * 24);
         for (int64_t i = tmp_3; i >= 1; --i) {
-            double tmp_4 = adgen_pop_f64(&tape);
-            double tmp_5 = adgen_pop_f64(&tape);
-            double tmp_6 = adgen_pop_f64(&tape);
+            double tmp_4 = adgen_get_f64(block_1, (i - 1) * 24 + 16);
+            double tmp_5 = adgen_get_f64(block_1, (i - 1) * 24 + 8);
+            double tmp_6 = adgen_get_f64(block_1, (i - 1) * 24);
             /* heat.py:11: new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) */
             int64_t tmp_7 = i + 1;
             int64_t tmp_8 = i - 1;

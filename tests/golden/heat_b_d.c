@@ -40,6 +40,9 @@ double heat_b_d(double *u, double *ud, double *ub, double *ubd, int64_t u_shape0
     for (int64_t _ = 0; _ < steps; ++_) {
         /* heat.py:10: for i in range(1, n - 1): */
         int64_t tmp = u_shape0 - 1;
+        int64_t count = tmp - 1;
+        unsigned char *block = adgen_push_block(&tape, count * 48);
+        ADGEN_SIMD(omp simd)
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:11: new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) */
             double u_i = u[i];
@@ -54,12 +57,12 @@ double heat_b_d(double *u, double *ud, double *ub, double *ubd, int64_t u_shape0
             new[i] = u_i + alpha * tmp_7;
             newd[i] = ud_i + (tmp_7 * alphad + alpha * (tmp_3 - 2.0 * ud_i + tmp_6));
             /* heat.py:10: for i in range(1, n - 1): */
-            adgen_push_f64(&tape, tmp_2);
-            adgen_push_f64(&tape, tmp_3);
-            adgen_push_f64(&tape, u_i);
-            adgen_push_f64(&tape, ud_i);
-            adgen_push_f64(&tape, tmp_5);
-            adgen_push_f64(&tape, tmp_6);
+            adgen_put_f64(block, (i - 1) * 48, tmp_2);
+            adgen_put_f64(block, (i - 1) * 48 + 8, tmp_3);
+            adgen_put_f64(block, (i - 1) * 48 + 16, u_i);
+            adgen_put_f64(block, (i - 1) * 48 + 24, ud_i);
+            adgen_put_f64(block, (i - 1) * 48 + 32, tmp_5);
+            adgen_put_f64(block, (i - 1) * 48 + 40, tmp_6);
         }
         /* heat.py:12: for i in range(1, n - 1): */
         ADGEN_SIMD(omp simd)
@@ -107,13 +110,15 @@ double heat_b_d(double *u, double *ud, double *ub, double *ubd, int64_t u_shape0
         /* heat.py:10: for i in range(1, n - 1): */
         double alphab_2 = alphab_1;
         double alphabd_2 = alphabd_1;
+        int64_t count_1 = tmp_8;
+        const unsigned char *block_1 = adgen_pop_block(&tape, count_1 * 48);
         for (int64_t i = tmp_8; i >= 1; --i) {
-            double tmp_9 = adgen_pop_f64(&tape);
-            double tmp_10 = adgen_pop_f64(&tape);
-            double tmp_11 = adgen_pop_f64(&tape);
-            double tmp_12 = adgen_pop_f64(&tape);
-            double tmp_13 = adgen_pop_f64(&tape);
-            double tmp_14 = adgen_pop_f64(&tape);
+            double tmp_9 = adgen_get_f64(block_1, (i - 1) * 48 + 40);
+            double tmp_10 = adgen_get_f64(block_1, (i - 1) * 48 + 32);
+            double tmp_11 = adgen_get_f64(block_1, (i - 1) * 48 + 24);
+            double tmp_12 = adgen_get_f64(block_1, (i - 1) * 48 + 16);
+            double tmp_13 = adgen_get_f64(block_1, (i - 1) * 48 + 8);
+            double tmp_14 = adgen_get_f64(block_1, (i - 1) * 48);
             /* heat.py:11: new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) */
             double tmp_15 = tmp_14 - 2.0 * tmp_12 + tmp_10;
             int64_t tmp_16 = i + 1;

@@ -38,6 +38,9 @@ double heat_bv(double *u, double *ub, int64_t u_shape0, double alpha, double *al
     for (int64_t _ = 0; _ < steps; ++_) {
         /* heat.py:10: for i in range(1, n - 1): */
         int64_t tmp = u_shape0 - 1;
+        int64_t count = tmp - 1;
+        unsigned char *block = adgen_push_block(&tape, count * 24);
+        ADGEN_SIMD(omp simd)
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:11: new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) */
             double u_i = u[i];
@@ -45,9 +48,9 @@ double heat_bv(double *u, double *ub, int64_t u_shape0, double alpha, double *al
             double tmp_2 = u[i + 1];
             new[i] = u_i + alpha * (tmp_1 - 2.0 * u_i + tmp_2);
             /* heat.py:10: for i in range(1, n - 1): */
-            adgen_push_f64(&tape, tmp_1);
-            adgen_push_f64(&tape, u_i);
-            adgen_push_f64(&tape, tmp_2);
+            adgen_put_f64(block, (i - 1) * 24, tmp_1);
+            adgen_put_f64(block, (i - 1) * 24 + 8, u_i);
+            adgen_put_f64(block, (i - 1) * 24 + 16, tmp_2);
         }
         /* heat.py:12: for i in range(1, n - 1): */
         ADGEN_SIMD(omp simd)
@@ -90,10 +93,12 @@ double heat_bv(double *u, double *ub, int64_t u_shape0, double alpha, double *al
         /* heat.py:10: for i in range(1, n - 1): */
         double alphab_2[nbdirs];
         for (int64_t k = 0; k < nbdirs; ++k) alphab_2[k] = alphab_1[k];
+        int64_t count_1 = tmp_4;
+        const unsigned char *block_1 = adgen_pop_block(&tape, count_1 * 24);
         for (int64_t i = tmp_4; i >= 1; --i) {
-            double tmp_5 = adgen_pop_f64(&tape);
-            double tmp_6 = adgen_pop_f64(&tape);
-            double tmp_7 = adgen_pop_f64(&tape);
+            double tmp_5 = adgen_get_f64(block_1, (i - 1) * 24 + 16);
+            double tmp_6 = adgen_get_f64(block_1, (i - 1) * 24 + 8);
+            double tmp_7 = adgen_get_f64(block_1, (i - 1) * 24);
             /* heat.py:11: new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) */
             double tmp_8 = tmp_7 - 2.0 * tmp_6 + tmp_5;
             int64_t tmp_9 = i + 1;

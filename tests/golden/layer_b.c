@@ -38,6 +38,8 @@ double layer_b(const double *W, double *Wb, int64_t W_shape0, int64_t W_shape1, 
     (void)y_shape0;
     /* layer.py:10: for i in range(W.shape[0]): */
     double loss = 0.0;
+    int64_t count = W_shape0;
+    unsigned char *block = adgen_push_block(&tape, count * 16);
     for (int64_t i = 0; i < W_shape0; ++i) {
         /* layer.py:11: acc = b[i] */
         double acc = b[i];
@@ -52,14 +54,16 @@ double layer_b(const double *W, double *Wb, int64_t W_shape0, int64_t W_shape1, 
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
         double y_i = y[i];
         /* layer.py:10: for i in range(W.shape[0]): */
-        adgen_push_f64(&tape, y_i);
-        adgen_push_f64(&tape, tmp);
+        adgen_put_f64(block, i * 16, y_i);
+        adgen_put_f64(block, i * 16 + 8, tmp);
         loss = loss + 0.5 * y_i * y_i;
     }
     double lossb = retb;
+    int64_t count_1 = W_shape0;
+    const unsigned char *block_1 = adgen_pop_block(&tape, count_1 * 16);
     for (int64_t i = W_shape0 - 1; i >= 0; --i) {
-        double tmp_1 = adgen_pop_f64(&tape);
-        double tmp_2 = adgen_pop_f64(&tape);
+        double tmp_1 = adgen_get_f64(block_1, i * 16 + 8);
+        double tmp_2 = adgen_get_f64(block_1, i * 16);
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
         yb[i] += 0.5 * tmp_2 * lossb + 0.5 * (tmp_2 * lossb);
         /* layer.py:14: y[i] = np.tanh(acc) */

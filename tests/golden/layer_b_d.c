@@ -44,6 +44,8 @@ double layer_b_d(const double *W, const double *Wd, double *Wb, double *Wbd, int
     (void)y_shape0;
     /* layer.py:10: for i in range(W.shape[0]): */
     double loss = 0.0;
+    int64_t count = W_shape0;
+    unsigned char *block = adgen_push_block(&tape, count * 32);
     for (int64_t i = 0; i < W_shape0; ++i) {
         /* layer.py:11: acc = b[i] */
         double acc = b[i];
@@ -65,18 +67,20 @@ double layer_b_d(const double *W, const double *Wd, double *Wb, double *Wbd, int
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
         double y_i = y[i];
         /* layer.py:10: for i in range(W.shape[0]): */
-        adgen_push_f64(&tape, y_i);
-        adgen_push_f64(&tape, yd[i]);
-        adgen_push_f64(&tape, tmp);
-        adgen_push_f64(&tape, tmp_1);
+        adgen_put_f64(block, i * 32, y_i);
+        adgen_put_f64(block, i * 32 + 8, yd[i]);
+        adgen_put_f64(block, i * 32 + 16, tmp);
+        adgen_put_f64(block, i * 32 + 24, tmp_1);
         loss = loss + 0.5 * y_i * y_i;
     }
     double lossb = retb;
+    int64_t count_1 = W_shape0;
+    const unsigned char *block_1 = adgen_pop_block(&tape, count_1 * 32);
     for (int64_t i = W_shape0 - 1; i >= 0; --i) {
-        double tmp_2 = adgen_pop_f64(&tape);
-        double tmp_3 = adgen_pop_f64(&tape);
-        double tmp_4 = adgen_pop_f64(&tape);
-        double tmp_5 = adgen_pop_f64(&tape);
+        double tmp_2 = adgen_get_f64(block_1, i * 32 + 24);
+        double tmp_3 = adgen_get_f64(block_1, i * 32 + 16);
+        double tmp_4 = adgen_get_f64(block_1, i * 32 + 8);
+        double tmp_5 = adgen_get_f64(block_1, i * 32);
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
         yb[i] += 0.5 * tmp_5 * lossb + 0.5 * (tmp_5 * lossb);
         ybd[i] += lossb * (0.5 * tmp_4) + 0.5 * (lossb * tmp_4);

@@ -58,11 +58,14 @@ static double logsumexp_fwd(adgen_tape *tape, const double *x, int64_t x_shape0)
     }
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double s = 0.0;
+    int64_t count = x_shape0;
+    unsigned char *block = adgen_push_block(tape, count * 8);
+    ADGEN_SIMD(omp simd reduction(+: s))
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:30: s += math.exp(x[i] - m) */
         double tmp_1 = exp(x[i] - m);
         /* logsumexp_custom.py:29: for i in range(len(x)): */
-        adgen_push_f64(tape, tmp_1);
+        adgen_put_f64(block, i * 8, tmp_1);
         s = s + tmp_1;
     }
     /* logsumexp_custom.py:31: return m + math.log(s) */
@@ -86,8 +89,10 @@ static void logsumexp_bwd(adgen_tape *tape, const double *x, double *xb, int64_t
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double mb[nbdirs];
     for (int64_t kd = 0; kd < nbdirs; ++kd) mb[kd] = retb[kd];
+    int64_t count = x_shape0;
+    const unsigned char *block = adgen_pop_block(tape, count * 8);
     for (int64_t i = x_shape0 - 1; i >= 0; --i) {
-        double tmp_2 = adgen_pop_f64(tape);
+        double tmp_2 = adgen_get_f64(block, i * 8);
         /* logsumexp_custom.py:30: s += math.exp(x[i] - m) */
         double tmp_3[nbdirs];
         for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_3[kd] = tmp_2 * sb[kd];

@@ -136,6 +136,8 @@ double loglik_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1,
             }
             /* mixture.py:26: for k in range(means.shape[0]): */
             double acc_1 = 0.0;
+            int64_t count = means_shape0;
+            unsigned char *block = adgen_push_block(&thread_tape, count * 8);
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 double d2_5 = 0.0;
@@ -148,7 +150,7 @@ double loglik_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1,
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
                 double tmp_3 = exp(logw[k_1] - 0.5 * d2_5 - top_1);
                 /* mixture.py:26: for k in range(means.shape[0]): */
-                adgen_push_f64(&thread_tape, tmp_3);
+                adgen_put_f64(block, k_1 * 8, tmp_3);
                 acc_1 = acc_1 + tmp_3;
             }
             /* mixture.py:33: total += r[i] */
@@ -158,8 +160,10 @@ double loglik_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1,
             rb[i] = 0.0;
             double accb = 1.0 / acc_1 * topb;
             /* mixture.py:26: for k in range(means.shape[0]): */
+            int64_t count_1 = means_shape0;
+            const unsigned char *block_1 = adgen_pop_block(&thread_tape, count_1 * 8);
             for (int64_t k_1 = means_shape0 - 1; k_1 >= 0; --k_1) {
-                double tmp_4 = adgen_pop_f64(&thread_tape);
+                double tmp_4 = adgen_get_f64(block_1, k_1 * 8);
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
                 double tmp_5 = tmp_4 * accb;
                 double d2b = -(0.5 * tmp_5);

@@ -155,6 +155,8 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
             /* mixture.py:26: for k in range(means.shape[0]): */
             double acc_1 = 0.0;
             double accd = 0.0;
+            int64_t count = means_shape0;
+            unsigned char *block = adgen_push_block(&thread_tape, count * 16);
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 double d2_5 = 0.0;
@@ -170,8 +172,8 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
                 double tmp_3 = exp(logw[k_1] - 0.5 * d2_5 - top_1);
                 double tmp_4 = tmp_3 * (logwd[k_1] - 0.5 * d2d_1 - topd);
                 /* mixture.py:26: for k in range(means.shape[0]): */
-                adgen_push_f64(&thread_tape, tmp_3);
-                adgen_push_f64(&thread_tape, tmp_4);
+                adgen_put_f64(block, k_1 * 16, tmp_3);
+                adgen_put_f64(block, k_1 * 16 + 8, tmp_4);
                 acc_1 = acc_1 + tmp_3;
                 accd = accd + tmp_4;
             }
@@ -187,9 +189,11 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
             double tmp_6 = topb * (tmp_5 / acc_1 * accd);
             /* mixture.py:26: for k in range(means.shape[0]): */
             double topbd = 0.0;
+            int64_t count_1 = means_shape0;
+            const unsigned char *block_1 = adgen_pop_block(&thread_tape, count_1 * 16);
             for (int64_t k_1 = means_shape0 - 1; k_1 >= 0; --k_1) {
-                double tmp_7 = adgen_pop_f64(&thread_tape);
-                double tmp_8 = adgen_pop_f64(&thread_tape);
+                double tmp_7 = adgen_get_f64(block_1, k_1 * 16 + 8);
+                double tmp_8 = adgen_get_f64(block_1, k_1 * 16);
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
                 double tmp_9 = tmp_8 * accb;
                 double tmp_10 = accb * tmp_7 - tmp_8 * tmp_6;

@@ -137,6 +137,8 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
             }
             /* mixture.py:26: for k in range(means.shape[0]): */
             double acc_1 = 0.0;
+            int64_t count = means_shape0;
+            unsigned char *block = adgen_push_block(&thread_tape, count * 8);
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 double d2_5 = 0.0;
@@ -149,7 +151,7 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
                 double tmp_3 = exp(logw[k_1] - 0.5 * d2_5 - top_1);
                 /* mixture.py:26: for k in range(means.shape[0]): */
-                adgen_push_f64(&thread_tape, tmp_3);
+                adgen_put_f64(block, k_1 * 8, tmp_3);
                 acc_1 = acc_1 + tmp_3;
             }
             /* mixture.py:33: total += r[i] */
@@ -162,8 +164,10 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
             double accb[nbdirs];
             for (int64_t kd = 0; kd < nbdirs; ++kd) accb[kd] = tmp_4 * topb[kd];
             /* mixture.py:26: for k in range(means.shape[0]): */
+            int64_t count_1 = means_shape0;
+            const unsigned char *block_1 = adgen_pop_block(&thread_tape, count_1 * 8);
             for (int64_t k_1 = means_shape0 - 1; k_1 >= 0; --k_1) {
-                double tmp_5 = adgen_pop_f64(&thread_tape);
+                double tmp_5 = adgen_get_f64(block_1, k_1 * 8);
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
                 double tmp_6[nbdirs];
                 for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_6[kd] = tmp_5 * accb[kd];

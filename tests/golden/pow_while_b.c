@@ -55,10 +55,12 @@ double power_b(double x, double *xb, int64_t n, double retb)
     }
     double resultb = retb;
     double baseb = 0.0;
+    int64_t count = trips;
+    const unsigned char *block = adgen_pop_block(&tape, count * 17);
     for (int64_t it = 0; it < trips; ++it) {
-        double result_2 = adgen_pop_f64(&tape);
-        bool tmp_1 = adgen_pop_bool(&tape);
-        base = adgen_pop_f64(&tape);
+        double result_2 = adgen_get_f64(block, (count - 1 - it) * 17 + 9);
+        bool tmp_1 = adgen_get_bool(block, (count - 1 - it) * 17 + 8);
+        base = adgen_get_f64(block, (count - 1 - it) * 17);
         /* pow_while.py:11: base = base * base */
         double baseb_1 = 2.0 * base * baseb;
         /* pow_while.py:9: if k % 2 == 1: */

@@ -58,10 +58,12 @@ double power_bv(double x, double *xb, int64_t n, const double *retb, int64_t nbd
     double baseb[nbdirs];
     for (int64_t kd = 0; kd < nbdirs; ++kd) resultb[kd] = retb[kd];
     for (int64_t kd = 0; kd < nbdirs; ++kd) baseb[kd] = 0.0;
+    int64_t count = trips;
+    const unsigned char *block = adgen_pop_block(&tape, count * 17);
     for (int64_t it = 0; it < trips; ++it) {
-        double result_2 = adgen_pop_f64(&tape);
-        bool tmp_1 = adgen_pop_bool(&tape);
-        base = adgen_pop_f64(&tape);
+        double result_2 = adgen_get_f64(block, (count - 1 - it) * 17 + 9);
+        bool tmp_1 = adgen_get_bool(block, (count - 1 - it) * 17 + 8);
+        base = adgen_get_f64(block, (count - 1 - it) * 17);
         /* pow_while.py:11: base = base * base */
         double tmp_2 = 2.0 * base;
         double baseb_1[nbdirs];

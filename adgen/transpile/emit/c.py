@@ -42,6 +42,19 @@ PREC = {"?:": 3, "||": 4, "&&": 5, "==": 9, "!=": 9, "<": 10, "<=": 10, ">": 10,
         "+": 12, "-": 12, "*": 13, "/": 13}
 UNARY_PREC = 14
 ATOM = 100
+
+
+def _atom(c: str) -> str:
+    """``c`` in parentheses unless it is a name or a number."""
+    return c if re.fullmatch(r"\w+", c) else f"({c})"
+
+
+def _plus_one(c: str) -> str:
+    """The C expression ``c + 1``, folded when ``c`` is an integer literal."""
+    return str(int(c) + 1) if re.fullmatch(r"-?\d+", c) else f"{c} + 1"
+
+#: bytes a value of each type takes on the tape (sizeof in C)
+_TAPE_BYTES = {"f64": 8, "f32": 4, "i64": 8, "i32": 4, "bool": 1}
 #: operators whose operands gcc wants parenthesised for clarity (-Wparentheses)
 LOGICAL = {"&&", "||", "==", "!=", "<", "<=", ">", ">="}
 
@@ -345,6 +358,12 @@ class FunctionEmitter(Variables):
 
     def op_Push(self, op: Push, depth: int) -> None:
         v = op.operands[0]
+        slot = self.block_slots.get(id(op))
+        if slot is not None:
+            block, at = slot
+            self.emit(f"adgen_put_{elem_of(v.type).name}({block}, {at}, "
+                      f"{self.expr(v).text});", depth)
+            return
         push = f"adgen_{'d' if self.on_device else ''}push_{elem_of(v.type).name}({self.tape}, "
         if isinstance(v.type, VecType):  # one value per direction (vector-hvp)
             self.emit(self.dir_loop(push + f"{self.expr(v, vec=True).text});"), depth)
@@ -353,6 +372,12 @@ class FunctionEmitter(Variables):
 
     def op_Pop(self, op: Pop, depth: int) -> None:
         v = op.results[0]
+        slot = self.block_slots.get(id(op))
+        if slot is not None:
+            block, at = slot
+            self.declare_or_assign(v, _Expr(f"adgen_get_{elem_of(v.type).name}({block}, {at})",
+                                            ATOM), depth)
+            return
         pop = f"adgen_{'d' if self.on_device else ''}pop_{elem_of(v.type).name}({self.tape})"
         if isinstance(v.type, VecType):  # the directions back in the reverse order
             self.declare_or_assign(v, None, depth)
@@ -530,7 +555,8 @@ class FunctionEmitter(Variables):
             self.atomic_arrays = atomic
         elif op.parallel and self.atomic_arrays is None:
             self.emit(f"/* prange run in sequence: {self.parallel_reason(op)} */", depth)
-        simd = self.simd_pragma(op) if id(op) not in self.omp_loops else None
+        blocked = self.tape_block(op, depth)
+        simd = self.simd_pragma(op, blocked) if id(op) not in self.omp_loops else None
         if simd is not None:
             self.emit(simd, depth)
         self.emit(header + " {", depth)
@@ -691,11 +717,74 @@ class FunctionEmitter(Variables):
         clause = f" reduction(+: {', '.join(sums)})" if sums else ""
         return f"ADGEN_OMP(omp {construct}{clause})"
 
-    def simd_pragma(self, op: For) -> str | None:
+    def tape_block(self, op: For, depth: int) -> bool:
+        """A loop whose only tape operations are the pushes (or the pops) of its own body, with
+        a constant step, takes the bytes of all its iterations as one block before it
+        (``adgen_push_block`` / ``adgen_pop_block``) and puts (gets) each value at its place:
+        the bytes are those of pushes one by one (iteration t at t times the bytes of one
+        iteration, the values in push order), so the loop that pops them may be written
+        either way.  Writes the block's declaration; returns whether it did."""
+        step = op.operands[2].owner
+        ops = [o for o in op.body.ops if isinstance(o, (Push, Pop))]
+        if not ops or self.on_device or not isinstance(step, Const) or \
+                len({type(o) for o in ops}) > 1 or any(
+                    isinstance(v.type, VecType) for o in ops for v in (*o.operands, *o.results)):
+            return False
+        mine = {id(o) for o in ops}
+        if any(id(inner) not in mine and (isinstance(inner, (Push, Pop)) or isinstance(
+                inner, Call) and any(p.source[0] == "tape" for p in self.sigs[inner.callee].params))
+               for inner in op.walk()):
+            return False
+        s = int(step.value)
+        start, stop = (self.expr(v).text for v in op.operands[:2])
+        pops = isinstance(ops[0], Pop)
+        iv = self.var_of[id(op.body.args[0])].name
+        low, high = (start, stop) if s > 0 else (stop, start)  # the span: high - low
+        if low == "0" or re.fullmatch(r"-\d+", low) and high.endswith(f" - {low[1:]}"):
+            span = high if low == "0" else high[:-len(f" - {low[1:]}")]  # (n - 1) - -1: n
+        else:
+            span = f"{high} + {low[1:]}" if re.fullmatch(r"-\d+", low) else \
+                f"{high} - {_atom(low)}"
+        trips = self.fresh_name("count")
+        self.emit(f"int64_t {trips} = "
+                  f"{span if abs(s) == 1 else f'({span} + {abs(s) - 1}) / {abs(s)}'};", depth)
+        if pops and s == -1:  # counting down to stop + 1, the iteration that pushed
+            first = _plus_one(stop)
+            t = iv if first == "0" else f"{iv} + {first[1:]}" if re.fullmatch(r"-\d+", first) \
+                else f"{iv} - {_atom(first)}"
+        else:
+            if not re.fullmatch(r"-?\w+", start):  # its variable may change in the loop
+                first = self.fresh_name("first")
+                self.emit(f"int64_t {first} = {start};", depth)
+                start = first
+            t = (iv if start == "0" else f"{iv} - {start}") if s == 1 else \
+                f"{start} - {iv}" if s == -1 else f"({iv} - {start}) / {s}"
+            if pops:  # iteration t of this loop gets what iteration trips - 1 - t pushed
+                t = f"{trips} - 1 - {t if t.isidentifier() else f'({t})'}"
+        values = [o.operands[0] if isinstance(o, Push) else o.results[0] for o in ops]
+        sizes = [_TAPE_BYTES[elem_of(v.type).name] for v in values]
+        width = sum(sizes)
+        block = self.fresh_name("block")
+        if isinstance(ops[0], Push):
+            self.emit(f"unsigned char *{block} = adgen_push_block({self.tape}, {trips} * {width});",
+                      depth)
+            offsets = [sum(sizes[:k]) for k in range(len(ops))]
+        else:  # the first pop gets the last value pushed
+            self.emit(f"const unsigned char *{block} = adgen_pop_block({self.tape}, "
+                      f"{trips} * {width});", depth)
+            offsets = [sum(sizes[k + 1:]) for k in range(len(ops))]
+        for o, off in zip(ops, offsets, strict=True):
+            index = t if t.isidentifier() else f"({t})"
+            at = f"{index} * {width}" if width != 1 else index
+            self.block_slots[id(o)] = (block, at + (f" + {off}" if off else ""))
+        return True
+
+    def simd_pragma(self, op: For, blocked: bool = False) -> str | None:
         """``ADGEN_SIMD(omp simd ...)`` before a loop whose iterations may run in SIMD lanes
-        (``simd_reductions``), with its reductions; None for other loops, and for loops
-        inside a parallel loop that write arrays its threads share (atomic increments)."""
-        reductions = self.simd_reductions(op)
+        (``simd_reductions``; ``blocked``: its pushes or pops go through a block of the
+        tape), with its reductions; None for other loops, and for loops inside a parallel
+        loop that write arrays its threads share (atomic increments)."""
+        reductions = self.simd_reductions(op, blocked)
         if reductions is None or self.atomic_arrays and any(
                 isinstance(o, Store) and id(o.operands[0]) in self.atomic_arrays
                 for o in op.body.ops):

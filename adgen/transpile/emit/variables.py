@@ -97,6 +97,8 @@ class Variables:
         self.private_names: dict[int, str] = {}
         #: CUDA: the kernels of this function's pranges, emitted before it
         self.kernels: list[str] = []
+        #: pushes and pops through a block of the tape (``c.tape_block``): block, byte offset
+        self.block_slots: dict[int, tuple[str, str]] = {}
 
     # -- analysis -------------------------------------------------------------------
     def number(self) -> None:
@@ -213,7 +215,7 @@ class Variables:
                         work.append(n)
         return True
 
-    def simd_reductions(self, op: For) -> list[tuple[str, Value]] | None:
+    def simd_reductions(self, op: For, blocked: bool = False) -> list[tuple[str, Value]] | None:
         """The reductions (operator, carried value) of ``op`` when its iterations may run in
         SIMD lanes (``ADGEN_SIMD``), else None.  That needs a C loop with step 1 or -1 whose
         body is straight-line arithmetic, loads and stores (no call, tape, branch or inner
@@ -227,8 +229,9 @@ class Variables:
             return None
         body = op.body
         written: dict[int, tuple[int, ...]] = {}
+        kinds = (Prim, Cast, Const, Dim, Load, Store, Yield) + ((Push, Pop) if blocked else ())
         for o in body.ops:
-            if not isinstance(o, (Prim, Cast, Const, Dim, Load, Store, Yield)) or any(
+            if not isinstance(o, kinds) or any(
                     isinstance(v.type, VecType) for v in (*o.operands, *o.results)):
                 return None
             if isinstance(o, Store):
