@@ -61,6 +61,30 @@ def test_a_counted_loop_takes_its_tape_as_one_block(tmp_path: Path) -> None:
         assert m.tape_bytes() == 8 * n
 
 
+def test_tape_blocks_of_loops_with_steps_of_two_and_computed_bounds(tmp_path: Path) -> None:
+    """Blocks of loops counting by 2 and -2 between bounds chosen at run time (their
+    reversed loops run by -2 and 2, with other bounds): the adjoint is exact."""
+    path = module(tmp_path, """
+    def f(x: Array[f64], k: int) -> float:
+        s = 1.0
+        for i in range(len(x) - 1 if k > 2 else len(x) - 2, -1, -2):
+            s = s * x[i] + 0.25
+        for i in range(1 if k > 0 else 0, len(x) if k < 9 else 2, 2):
+            s = s * x[i] + 0.5
+        return s
+    """)
+    assert c_source(path).count("adgen_push_block(") == 2
+    for k in (0, 3, 10):
+        report = adgen.check(path, args={"f": (np.array([0.5, 0.9, 1.1, 0.7, 0.8]), k)},
+                             modes=("forward", "reverse"))
+        assert report.ok, report.table()
+
+
+def c_source(path: str) -> str:
+    from adgen.api import transpile
+    return transpile(path, ["reverse"]).outputs["reverse"].source.text  # type: ignore[attr-defined]
+
+
 def test_cheap_values_are_recomputed_not_recorded(tmp_path: Path) -> None:
     """Reads of an array nothing writes and arithmetic on them are repeated in the reverse
     sweep; a transcendental function's result is recorded (8 bytes per iteration), unless the

@@ -49,9 +49,15 @@ def _atom(c: str) -> str:
     return c if re.fullmatch(r"\w+", c) else f"({c})"
 
 
+def _term(c: str) -> str:
+    """``c`` as the left operand of ``+`` or ``-``: in parentheses when it holds an operator
+    that binds less tightly (a conditional, a comparison)."""
+    return c if re.fullmatch(r"[\w\s+\-*/%(),]+", c) else f"({c})"
+
+
 def _plus_one(c: str) -> str:
     """The C expression ``c + 1``, folded when ``c`` is an integer literal."""
-    return str(int(c) + 1) if re.fullmatch(r"-?\d+", c) else f"{c} + 1"
+    return str(int(c) + 1) if re.fullmatch(r"-?\d+", c) else f"{_term(c)} + 1"
 
 #: bytes a value of each type takes on the tape (sizeof in C)
 _TAPE_BYTES = {"f64": 8, "f32": 4, "i64": 8, "i32": 4, "bool": 1}
@@ -740,6 +746,7 @@ class FunctionEmitter(Variables):
         pops = isinstance(ops[0], Pop)
         iv = self.var_of[id(op.body.args[0])].name
         low, high = (start, stop) if s > 0 else (stop, start)  # the span: high - low
+        high = _term(high)
         if low == "0" or re.fullmatch(r"-\d+", low) and high.endswith(f" - {low[1:]}"):
             span = high if low == "0" else high[:-len(f" - {low[1:]}")]  # (n - 1) - -1: n
         else:
