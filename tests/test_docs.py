@@ -2,7 +2,8 @@
 
 - docs/cli.md is generated from the argparse definitions by docs/gen_cli.py;
 - docs/language.md names every intrinsic spelling and module constant the frontend accepts;
-- links between the pages point at pages and headings that exist.
+- links between the pages point at pages and headings that exist;
+- C functions shown under the name of a golden file's function are copies of it.
 """
 
 from __future__ import annotations
@@ -56,6 +57,25 @@ def test_links_between_pages_resolve() -> None:
             assert linked.exists(), f"{page.name} links to missing {target}"
             if anchor:
                 assert anchor in _anchors(linked), f"{page.name} links to missing {target}#{anchor}"
+
+
+def test_docs_show_the_golden_functions_as_generated() -> None:
+    """Every whole C function the docs show with the signature of a function of a golden
+    file (``layer_b``, ``power_b`` ...) is a verbatim copy of it: excerpts follow the
+    generator."""
+    goldens = [p.read_text(encoding="utf-8") for p in (ROOT / "tests" / "golden").rglob("*.c*")]
+    text = "\n".join(goldens)
+    defined = set(re.findall(r"^((?:static )?[\w ]+?\b\w+\([^\n]*\))\n\{", text, flags=re.M))
+    shown = 0
+    for page in [*sorted(DOCS.glob("*.md")), ROOT / "README.md"]:
+        for block in re.findall(r"```c\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S):
+            for fn in re.finditer(r"^((?:static )?[\w ]+?\b(\w+)\([^\n]*\))\n\{\n.*?^\}\n", block,
+                                  flags=re.S | re.M):
+                if fn.group(1) in defined and "..." not in fn.group(0):
+                    shown += 1
+                    assert fn.group(0) in text, (
+                        f"{page.name}: {fn.group(2)} is not what adgen generates (see tests/golden)")
+    assert shown >= 8
 
 
 def test_readme_shows_real_generated_code() -> None:
