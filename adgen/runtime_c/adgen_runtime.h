@@ -197,8 +197,6 @@ static inline unsigned char *adgen_push_block(adgen_tape *t, int64_t bytes)
 {
     unsigned char *block;
     if (bytes <= 0)
-        bytes = 0;
-    if (bytes == 0)
         return t->data;
     if (t->top + (size_t)bytes > t->cap)
         adgen_tape_grow(t, (size_t)bytes);

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .ir.core import Function, Module, is_array
 from .ir.printer import print_function
 from .ir.verifier import verify_function
+from .ir.walk import reachable
 from .transforms.cse import cse
 from .transforms.dce import dce, prange_invariants, same_yields
 from .transforms.extremes import running_extremes
@@ -280,8 +281,6 @@ def drop_unused_statics(module: Module) -> None:
     """Remove the ``static`` functions no exported function reaches any more (simplification
     may have removed their last call: a call of a function without effects whose results are
     unused)."""
-    from .ir.walk import reachable
-
     reached = reachable(module, [fn.name for fn in module.functions if not fn.is_static])
     module.functions = [fn for fn in module.functions if fn.name in reached]
 

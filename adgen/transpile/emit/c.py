@@ -59,6 +59,7 @@ def _plus_one(c: str) -> str:
     """The C expression ``c + 1``, folded when ``c`` is an integer literal."""
     return str(int(c) + 1) if re.fullmatch(r"-?\d+", c) else f"{_term(c)} + 1"
 
+
 #: bytes a value of each type takes on the tape (sizeof in C)
 _TAPE_BYTES = {"f64": 8, "f32": 4, "i64": 8, "i32": 4, "bool": 1}
 #: operators whose operands gcc wants parenthesised for clarity (-Wparentheses)

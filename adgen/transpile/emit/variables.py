@@ -218,8 +218,9 @@ class Variables:
     def simd_reductions(self, op: For, blocked: bool = False) -> list[tuple[str, Value]] | None:
         """The reductions (operator, carried value) of ``op`` when its iterations may run in
         SIMD lanes (``ADGEN_SIMD``), else None.  That needs a C loop with step 1 or -1 whose
-        body is straight-line arithmetic, loads and stores (no call, tape, branch or inner
-        loop, nothing per direction), that reads and writes every array it writes at one
+        body is straight-line arithmetic, loads and stores (no call, branch or inner loop,
+        nothing per direction; no tape but, when ``blocked``, its own pushes or pops through
+        a block of the tape, one place per iteration), that reads and writes every array it writes at one
         index only, the same in every access and holding the loop index (so no iteration
         reads what another writes), and whose changing carried values are sums or running
         minima/maxima (``s = s + e``, ``m = max(m, e)``)."""

@@ -60,7 +60,6 @@ LOOP_DIRECTIVES = ("store", "recompute", "checkpoint")
 BINOMIAL = re.compile(r"binomial\(\s*(\d+)\s*\)")
 #: on a prange: its adjoint computes each iteration's Jacobian in forward mode and applies
 #: its transpose (``ad/mixed.py``)
-#: the directive of ``ad/mixed.py`` (a prange only)
 FORWARD_IN_REVERSE = "forward-in-reverse"
 PRANGE_DIRECTIVES = (FORWARD_IN_REVERSE,)
 
