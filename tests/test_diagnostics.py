@@ -992,6 +992,18 @@ CASES = [
         def f(x: float) -> float:
             return g(x, x)
         """), 5, 12, "'g' takes 1 argument(s), got 2", (1, 5, "defined here")),
+    ("one array passed for two parameters, one written", HEADER + module("""
+        def g(n: int, y: Array[f64], z: Array[f64]) -> None:
+            for i in range(1, n):
+                z[i] = 2.0 * y[i - 1]
+
+        def f(x: Array[f64]) -> float:
+            b = x
+            g(len(x), b, x)
+            return x[2]
+        """), 8, 5, "the array 'x' is passed to 'g' as both 'y' and 'z', and 'g' writes 'z' "
+        "(arrays passed to a function must not overlap when one of them is written: pass a copy)",
+        (2, 5, "'g' defined here")),
     ("array passed for a scalar parameter", HEADER + module("""
         def g(x: float) -> float:
             return x * x

@@ -50,13 +50,21 @@ def loops(x: Array[f64], y: Array[f64], c: float) -> float:
     q = 0.0
     for i in range(len(x)):
         q += math.exp(x[i] - m)
-    return s + m + p + q + y[len(y) - 1]
+    n = len(x)
+    for i in range(1, n):
+        y[i - 1] = y[i - 1] + c * x[i]
+    for i in range(n):
+        y[n - 1 - i] += x[i] * x[n - 1 - i]
+    for i in range(1, n):
+        y[i] = y[i] * y[i - 1]
+    return s + m + p + q + y[len(y) - 1] + y[0]
 """
 
 
 def test_which_loops_are_marked_for_vectorisation(tmp_path: Path) -> None:
-    """Sums and running maxima are reductions; an element-wise update is independent; a
-    recurrence through y and a product are not marked."""
+    """Sums and running maxima are reductions; an element-wise update is independent, also
+    at a shifted index (``y[i - 1]``, ``y[n - 1 - i]``); a recurrence through y (read at
+    another index than the one written) and a product are not marked."""
     loops = pragmas_before(c_text(module(tmp_path, LOOPS), "primal"))
     assert loops == {
         "/* m.py:9: for i in range(len(x)): */": "reduction(+: s)",
@@ -65,7 +73,20 @@ def test_which_loops_are_marked_for_vectorisation(tmp_path: Path) -> None:
         "/* m.py:16: for i in range(1, len(y)): */": None,
         "/* m.py:19: for i in range(len(x)): */": None,
         "/* m.py:22: for i in range(len(x)): */": "reduction(+: q)",
+        "/* m.py:25: for i in range(1, n): */": "",
+        "/* m.py:27: for i in range(n): */": "",
+        "/* m.py:29: for i in range(1, n): */": None,
     }
+
+
+def test_shifted_indices_are_marked_in_the_adjoint(tmp_path: Path) -> None:
+    """A written array accessed at the loop index shifted by a fixed value (``yb[i - 1]``,
+    ``yb[n - 1 - i]``) in every access: the reversed loops of the shifted updates are
+    marked; the reversed recurrence is not."""
+    loops = pragmas_before(c_text(module(tmp_path, LOOPS), "reverse"))
+    assert loops["/* m.py:25: for i in range(1, n): */"] == ""
+    assert loops["/* m.py:27: for i in range(n): */"] == ""
+    assert loops["/* m.py:29: for i in range(1, n): */"] is None
 
 
 def test_vectorised_loops_compute_what_cpython_does(tmp_path: Path) -> None:

@@ -188,7 +188,7 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
     from .emit.c import EmitOptions
     from .emit.module import emit_module
     from .frontend.diagnostics import Diagnostics
-    from .frontend.parse import parse_module
+    from .frontend.parse import check_call_overlap, parse_module
     from .frontend.signatures import Options
     from .ir.verifier import verify_module
 
@@ -198,6 +198,7 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
     if module.nested:
         from .ad.nested import expand_nested
         expand_nested(module, diags)
+    check_call_overlap(module)
     verify_module(module)
     log = PassLog(enabled=dump_all)
     if dump_all:

@@ -221,14 +221,16 @@ class Variables:
         body is straight-line arithmetic, loads and stores (no call, branch or inner loop,
         nothing per direction; no tape but, when ``blocked``, its own pushes or pops through
         a block of the tape, one place per iteration), that reads and writes every array it writes at one
-        index only, the same in every access and holding the loop index (so no iteration
-        reads what another writes), and whose changing carried values are sums or running
-        minima/maxima (``s = s + e``, ``m = max(m, e)``)."""
+        index only, the same in every access and holding the loop index or the loop index
+        plus or minus a value fixed during the loop (``a[i]``, ``a[i - 1, j]``: so no
+        iteration reads what another writes), and whose changing carried values are sums or
+        running minima/maxima (``s = s + e``, ``m = max(m, e)``)."""
         step = op.operands[2].owner
         if self.options.target == "cuda" or not (isinstance(step, Const)
                                                  and step.value in (1, -1)):
             return None
         body = op.body
+        inside = {id(o) for o in body.ops}
         written: dict[int, tuple[int, ...]] = {}
         kinds = (Prim, Cast, Const, Dim, Load, Store, Yield) + ((Push, Pop) if blocked else ())
         for o in body.ops:
@@ -237,7 +239,8 @@ class Variables:
                 return None
             if isinstance(o, Store):
                 at = tuple(id(i) for i in o.operands[1:-1])
-                if id(body.args[0]) not in at or written.setdefault(id(o.operands[0]), at) != at:
+                if written.setdefault(id(o.operands[0]), at) != at or not any(
+                        _shifts(i, body.args[0], inside) for i in o.operands[1:-1]):
                     return None
         if any(isinstance(o, Load) and id(o.operands[0]) in written and
                tuple(id(i) for i in o.operands[1:]) != written[id(o.operands[0])]
@@ -670,6 +673,30 @@ class Variables:
     def expr(self, v: Value, rename: dict[str, str] | None = None, vec: bool = False) -> Any:
         """The C expression of ``v`` (the emitter's; extents of local arrays need it)."""
         raise NotImplementedError
+
+
+def _shifts(v: Value, index: Value, inside: set[int]) -> bool:
+    """Whether ``v`` is the loop index ``index`` shifted by values fixed during the loop
+    (``i``, ``i + 1``, ``n - 1 - i``; ``inside``: the ids of the loop body's operations):
+    one to one, so distinct iterations see distinct elements."""
+    if v is index:
+        return True
+    o = v.owner
+    if not isinstance(o, Prim) or o.prim not in ("add", "sub") or id(o) not in inside:
+        return False
+    a, b = o.operands
+    return _shifts(a, index, inside) and _fixed(b, index, inside) or \
+        _fixed(a, index, inside) and _shifts(b, index, inside)
+
+
+def _fixed(v: Value, index: Value, inside: set[int]) -> bool:
+    """Whether ``v`` keeps its value through the iterations of the loop: defined before the
+    loop, a constant or an array's length, or arithmetic of such values."""
+    o = v.owner
+    if isinstance(o, Op):
+        return isinstance(o, (Const, Dim)) or id(o) not in inside or isinstance(o, Prim) and \
+            all(_fixed(a, index, inside) for a in o.operands)
+    return o is not index.owner
 
 
 def _is_vector_statement(op: Op) -> bool:

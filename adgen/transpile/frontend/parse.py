@@ -8,8 +8,9 @@ import warnings
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ..ir.core import Function, Loc, Module, Nested
-from .diagnostics import AdgenError, Diagnostics
+from ..ir.core import Call, Function, Loc, Module, Nested
+from ..ir.types import ArrayType
+from .diagnostics import AdgenError, Diagnostics, Note
 from .external import link_externals
 from .fence import Fence
 from .lower import FunctionLowering
@@ -35,6 +36,34 @@ def parse_module(path: str, source: str, options: Options | None = None,
         raise AdgenError(Loc(display, 1, 1), TOO_DEEP) from None
     name = os.path.splitext(os.path.basename(path))[0]
     return Module(name, path, functions, source.splitlines(), nested)
+
+
+def check_call_overlap(module: Module) -> None:
+    """Reject a call that passes one array for two array parameters of which the callee
+    writes one (run once nested derivatives such as ``grad(f)`` are functions of the module) (DESIGN.md section 1: arrays must not overlap when one is written).  The C
+    of the callee takes distinct arrays for distinct parameters (its loops may run in SIMD
+    lanes), which CPython's element-by-element order would not match."""
+    from ..analysis.activity import written_params
+
+    written = {fn.name: written_params(fn, module) for fn in module.functions}
+    for fn in module.functions:
+        for op in fn.walk():
+            if not isinstance(op, Call):
+                continue
+            callee = module.function(op.callee)
+            first: dict[int, int] = {}
+            for k, a in enumerate(op.operands):
+                if not isinstance(a.type, ArrayType):
+                    continue
+                j = first.setdefault(id(a), k)
+                if j != k and (j in written[callee.name] or k in written[callee.name]):
+                    w = callee.param_names[k if k in written[callee.name] else j]
+                    raise AdgenError(
+                        op.loc, f"the array '{a.name}' is passed to '{callee.name}' as both "
+                        f"'{callee.param_names[j]}' and '{callee.param_names[k]}', and "
+                        f"'{callee.name}' writes '{w}' (arrays passed to a function must not "
+                        "overlap when one of them is written: pass a copy)",
+                        [Note(callee.loc, f"'{callee.name}' defined here")])
 
 
 TOO_DEEP = "this module is nested too deeply (split long expressions into several statements)"
