@@ -80,13 +80,20 @@ def test_which_loops_are_marked_for_vectorisation(tmp_path: Path) -> None:
 
 
 def test_shifted_indices_are_marked_in_the_adjoint(tmp_path: Path) -> None:
-    """A written array accessed at the loop index shifted by a fixed value (``yb[i - 1]``,
-    ``yb[n - 1 - i]``) in every access: the reversed loops of the shifted updates are
-    marked; the reversed recurrence is not."""
-    loops = pragmas_before(c_text(module(tmp_path, LOOPS), "reverse"))
-    assert loops["/* m.py:25: for i in range(1, n): */"] == ""
-    assert loops["/* m.py:27: for i in range(n): */"] == ""
-    assert loops["/* m.py:29: for i in range(1, n): */"] is None
+    """In the reverse sweep, the loop of a shifted update (``yb[i - 1]``) and of an
+    element-wise one are marked and written upwards (their order does not matter, and the
+    vectorised code of a downward loop reverses the lanes of every load and store); the
+    reversed recurrence, and a loop that writes ``xb`` at two indices, are neither."""
+    lines = c_text(module(tmp_path, LOOPS), "reverse").splitlines()
+    last: dict[str, tuple[str, str]] = {}  # the loop's comment -> (line before, header)
+    for k, line in enumerate(lines):
+        if line.strip().startswith("for ("):
+            comment = next(ln.strip() for ln in reversed(lines[:k]) if ln.strip().startswith("/*"))
+            last[comment] = (lines[k - 1].strip(), line.strip())
+    for at, marked in ((14, True), (25, True), (27, False), (29, False)):
+        head, header = next(v for c, v in last.items() if c.startswith(f"/* m.py:{at}: for"))
+        assert head.startswith("ADGEN_SIMD(omp simd") == marked, (at, head)
+        assert header.endswith("++i) {" if marked else "--i) {"), (at, header)
 
 
 def test_vectorised_loops_compute_what_cpython_does(tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
         /* heat.py:12: for i in range(1, n - 1): */
         int64_t tmp_3 = u_shape0 - 1 - 1;
         ADGEN_SIMD(omp simd)
-        for (int64_t i = tmp_3; i >= 1; --i) {
+        for (int64_t i = 1; i <= tmp_3; ++i) {
             /* heat.py:13: u[i] = new[i] */
             double ub_i = ub[i];
             ub[i] = 0.0;

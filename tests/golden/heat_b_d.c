@@ -98,7 +98,7 @@ double heat_b_d(double *u, double *ud, double *ub, double *ubd, int64_t u_shape0
         /* heat.py:12: for i in range(1, n - 1): */
         int64_t tmp_8 = u_shape0 - 1 - 1;
         ADGEN_SIMD(omp simd)
-        for (int64_t i = tmp_8; i >= 1; --i) {
+        for (int64_t i = 1; i <= tmp_8; ++i) {
             /* heat.py:13: u[i] = new[i] */
             double ub_i = ub[i];
             double ubd_i = ubd[i];

@@ -126,7 +126,7 @@ double softmax_loss_b(const double *x, double *xb, int64_t x_shape0, int64_t k, 
     /* logsumexp_custom.py:38: for i in range(len(x)): */
     double tb_1 = 0.0;
     ADGEN_SIMD(omp simd reduction(+: tb_1))
-    for (int64_t i = x_shape0 - 1; i >= 0; --i) {
+    for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:39: z[i] = x[i] / t */
         double zb_i = zb[i];
         zb[i] = 0.0;

@@ -172,7 +172,7 @@ double softmax_loss_b_d(const double *x, const double *xd, double *xb, double *x
     double tb_1 = 0.0;
     double tbd_1 = 0.0;
     ADGEN_SIMD(omp simd reduction(+: tb_1, tbd_1))
-    for (int64_t i = x_shape0 - 1; i >= 0; --i) {
+    for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:39: z[i] = x[i] / t */
         double tmp_3 = 1.0 / t;
         double tmp_4 = x[i] / t / t;

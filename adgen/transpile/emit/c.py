@@ -566,6 +566,8 @@ class FunctionEmitter(Variables):
         simd = self.simd_pragma(op, blocked) if id(op) not in self.omp_loops else None
         if simd is not None:
             self.emit(simd, depth)
+            if s == -1:  # independent iterations: upwards, which vectorises without permutes
+                header = self.ascending_header(op)
         self.emit(header + " {", depth)
         self.region(op.body, depth + 1)
         self.emit("}", depth)
@@ -579,6 +581,18 @@ class FunctionEmitter(Variables):
             self.thread_tape = None
         if block:
             self.emit("}", depth - 1)
+
+    def ascending_header(self, op: For) -> str:
+        """The header of the step -1 loop ``op`` run upwards, over the same indices: for a
+        loop whose iterations are independent (``simd_reductions``), where a reversed loop
+        would make the vectorised code reverse the lanes of every load and store."""
+        start, stop = op.operands[:2]
+        iv = self.var_of[id(op.body.args[0])].name
+        first, last = _plus_one(self.expr(stop).text), self.expr(start).text
+        m = re.fullmatch(r"(.+) - 1", last)
+        cond = f"{iv} < {m.group(1)}" if m and _term(m.group(1)) == m.group(1) else \
+            f"{iv} <= {_term(last)}"
+        return f"for (int64_t {iv} = {first}; {cond}; ++{iv})"
 
     def loop_condition(self, op: For, s: int) -> tuple[str, str]:
         """The loop condition of ``op`` with constant step ``s``, and a count of its

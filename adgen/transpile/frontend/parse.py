@@ -40,9 +40,10 @@ def parse_module(path: str, source: str, options: Options | None = None,
 
 def check_call_overlap(module: Module) -> None:
     """Reject a call that passes one array for two array parameters of which the callee
-    writes one (run once nested derivatives such as ``grad(f)`` are functions of the module) (DESIGN.md section 1: arrays must not overlap when one is written).  The C
-    of the callee takes distinct arrays for distinct parameters (its loops may run in SIMD
-    lanes), which CPython's element-by-element order would not match."""
+    writes one (DESIGN.md section 1: arrays must not overlap when one is written).  The C of
+    the callee takes distinct arrays for distinct parameters (its loops may run in SIMD
+    lanes), which CPython's element-by-element order would not match.  Run once nested
+    derivatives such as ``grad(f)`` are functions of the module."""
     from ..analysis.activity import written_params
 
     written = {fn.name: written_params(fn, module) for fn in module.functions}
