@@ -195,10 +195,11 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
     sel = sel or Selection()
     diags = Diagnostics()
     module = parse_module(path, source, Options(precision=precision), diags)
+    user = [fn.name for fn in module.functions]
     if module.nested:
         from .ad.nested import expand_nested
         expand_nested(module, diags)
-    check_call_overlap(module)
+    check_call_overlap(module, user)
     verify_module(module)
     log = PassLog(enabled=dump_all)
     if dump_all:

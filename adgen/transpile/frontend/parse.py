@@ -38,18 +38,20 @@ def parse_module(path: str, source: str, options: Options | None = None,
     return Module(name, path, functions, source.splitlines(), nested)
 
 
-def check_call_overlap(module: Module) -> None:
+def check_call_overlap(module: Module, user: list[str]) -> None:
     """Reject a call that passes one array for two array parameters of which the callee
     writes one (DESIGN.md section 1: arrays must not overlap when one is written).  The C of
     the callee takes distinct arrays for distinct parameters (its loops may run in SIMD
-    lanes), which CPython's element-by-element order would not match.  Run once nested
-    derivatives such as ``grad(f)`` are functions of the module."""
+    lanes), which CPython's element-by-element order would not match.  ``user``: the
+    functions of the source; run once the derivatives of nested transforms (``grad(f)``)
+    are functions of the module too, so that what they write is known, but not on their
+    calls (a ``_bwd`` may take an adjoint array in place of a primal one it never reads)."""
     from ..analysis.activity import written_params
 
-    written = {fn.name: written_params(fn, module) for fn in module.functions}
-    for fn in module.functions:
-        for op in fn.walk():
-            if not isinstance(op, Call):
+    written = {name: written_params(module.function(name), module) for name in user}
+    for name in user:
+        for op in module.function(name).walk():
+            if not isinstance(op, Call) or op.callee not in written:
                 continue
             callee = module.function(op.callee)
             first: dict[int, int] = {}
