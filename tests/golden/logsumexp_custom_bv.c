@@ -183,11 +183,12 @@ double softmax_loss_bv(const double *x, double *xb, int64_t x_shape0, int64_t k,
     }
     /* logsumexp_custom.py:40: return logsumexp(z) - z[k] */
     double tmp = logsumexp_fwd(&tape, z, x_shape0);
+    double tmp_1 = tmp - z[k];
     /* logsumexp_custom.py:34: def softmax_loss(x: Array[f64], k: int, t: float) -> float: */
     double *zb = adgen_calloc((size_t)(x_shape0 * nbdirs), sizeof(double));
     /* logsumexp_custom.py:40: return logsumexp(z) - z[k] */
     for (int64_t kd = 0; kd < nbdirs; ++kd) zb[k * nbdirs + kd] -= retb[kd];
-    logsumexp_bwd(&tape, zb, zb, x_shape0, retb, nbdirs);
+    logsumexp_bwd(&tape, z, zb, x_shape0, retb, nbdirs);
     /* logsumexp_custom.py:38: for i in range(len(x)): */
     double tb_1[nbdirs];
     for (int64_t kd = 0; kd < nbdirs; ++kd) tb_1[kd] = 0.0;
@@ -196,14 +197,14 @@ double softmax_loss_bv(const double *x, double *xb, int64_t x_shape0, int64_t k,
         double zb_i[nbdirs];
         for (int64_t kd = 0; kd < nbdirs; ++kd) zb_i[kd] = zb[i * nbdirs + kd];
         for (int64_t kd = 0; kd < nbdirs; ++kd) zb[i * nbdirs + kd] = 0.0;
-        double tmp_1 = 1.0 / t;
-        double tmp_2 = x[i] / t / t;
-        for (int64_t kd = 0; kd < nbdirs; ++kd) xb[i * nbdirs + kd] += tmp_1 * zb_i[kd];
-        for (int64_t kd = 0; kd < nbdirs; ++kd) tb_1[kd] = tb_1[kd] - tmp_2 * zb_i[kd];
+        double tmp_2 = 1.0 / t;
+        double tmp_3 = x[i] / t / t;
+        for (int64_t kd = 0; kd < nbdirs; ++kd) xb[i * nbdirs + kd] += tmp_2 * zb_i[kd];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) tb_1[kd] = tb_1[kd] - tmp_3 * zb_i[kd];
     }
     /* logsumexp_custom.py:40: return logsumexp(z) - z[k] */
     for (int64_t kd = 0; kd < nbdirs; ++kd) tb[kd] += tb_1[kd];
-    double result = tmp - z[k];
+    double result = tmp_1;
     free(zb);
     free(z);
     adgen_tape_bytes_last = adgen_tape_free(&tape);

@@ -534,9 +534,10 @@ class AdjointFunction:
                                       if callee.external is None else
                                       "is an external C function, whose C adjoint reads")
                 args.append(self.m(a))
-            elif isinstance(a.type, ArrayType) and id(a) not in params:
+            elif isinstance(a.type, ArrayType) and id(a) not in params and self.split:
                 # g_bwd never reads a primal array (only its extents), and a local array of
-                # the caller may be gone by now: pass the adjoint array in its place
+                # the caller is gone by the time f_bwd runs: pass the adjoint array in its
+                # place (in f_b, the local arrays live until the return)
                 args.append(self.shadow_or_zero(b, a))
             else:
                 args.append(self.m(a))
