@@ -534,10 +534,13 @@ class AdjointFunction:
                                       if callee.external is None else
                                       "is an external C function, whose C adjoint reads")
                 args.append(self.m(a))
-            elif isinstance(a.type, ArrayType) and id(a) not in params and self.split:
+            elif isinstance(a.type, ArrayType) and id(a) not in params and (
+                    self.split or not any(isinstance(o, Zeros) and o.result is a
+                                          for o in self.fn.body.ops)):
                 # g_bwd never reads a primal array (only its extents), and a local array of
-                # the caller is gone by the time f_bwd runs: pass the adjoint array in its
-                # place (in f_b, the local arrays live until the return)
+                # the caller is gone by the time f_bwd runs, or out of the reverse sweep's
+                # reach in a branch: pass the adjoint array in its place (in f_b, a local
+                # array of the body's top level lives until the return, and is passed)
                 args.append(self.shadow_or_zero(b, a))
             else:
                 args.append(self.m(a))
