@@ -177,7 +177,9 @@ class Checker:
         for i in self.active():
             a = self.args[i]
             shape = (np.shape(a) if isinstance(a, np.ndarray) else ()) + extra
-            d = self.rng.uniform(-1.0, 1.0, shape)
+            # magnitudes in [0.5, 1]: a component near 0 would leave a derivative that
+            # central differences resolve only to their rounding (~1e-10 of the values)
+            d = self.rng.uniform(0.5, 1.0, shape) * self.rng.choice((-1.0, 1.0), shape)
             if isinstance(a, np.ndarray):
                 d = d.astype(a.dtype)
             tangents[i] = float(d) if shape == () else d
