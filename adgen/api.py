@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import warnings
 from collections.abc import Iterable, Sequence
@@ -236,6 +237,14 @@ def external_unit_text(path: str, headers: list[str]) -> str:
     return f"{includes}#line 1 \"{quoted}\"\n{text}"
 
 
+def fixed_nbdirs(cflags: Sequence[str]) -> int | None:
+    """The number of directions that ``-DADGEN_NBDIRS=N`` among ``cflags`` fixes (the last
+    one given wins, as with the compiler), or None."""
+    found = [int(m.group(1)) for f in cflags
+             for m in [re.fullmatch(r"-DADGEN_NBDIRS=(\d+)", f)] if m]
+    return found[-1] if found else None
+
+
 def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> AdgenModule:
     """Build ``t`` (gcc and cffi; nvcc for the CUDA target) and wrap its functions."""
     if t.target == "cuda":
@@ -253,7 +262,7 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
                 continue  # device functions on CUDA too; C functions given with @external
             written = {fn.param_names[i] for i in written_params(fn, ir)}
             calls.setdefault(fn.primal, {})[mode] = _Call(fn, emitted.signatures[fn.name], lib, ffi,
-                                                         written, device)
+                                                         written, device, fixed_nbdirs(cflags))
     functions = {}
     for name, by_mode in calls.items():
         if "primal" not in by_mode:

@@ -25,9 +25,11 @@ class _Call:
     """Marshals one call of one generated C function."""
 
     def __init__(self, fn: Function, sig: CSignature, lib: Any, ffi: Any, written: set[str],
-                 device: bool = False) -> None:
+                 device: bool = False, fixed_nbdirs: int | None = None) -> None:
         self.fn = fn
         self.sig = sig
+        #: the number of directions the build fixed (``-DADGEN_NBDIRS=N``), if any
+        self.fixed_nbdirs = fixed_nbdirs
         self.cfunc = getattr(lib, sig.name)
         self.ffi = ffi
         self.written = written  # names of array parameters the function writes
@@ -52,6 +54,10 @@ class _Call:
                     v = fn.params[i]
                     name = fn.param_names[i]
                     if name == fn.nbdirs and nbdirs is not None:
+                        if self.fixed_nbdirs is not None and nbdirs != self.fixed_nbdirs:
+                            raise ValueError(
+                                f"{self.sig.name}: this build takes {self.fixed_nbdirs} "
+                                f"directions (-DADGEN_NBDIRS={self.fixed_nbdirs}), got {nbdirs}")
                         args.append(nbdirs)
                         continue
                     t = v.type

@@ -254,8 +254,14 @@ class Checker:
         scale = max(float(np.max(np.abs(xt))), float(np.max(np.abs(xf)))) + floor * (1.0 + scale_f)
         return float(np.max(np.abs(xt - xf)) / scale)
 
+    def directions(self) -> int:
+        """How many directions the vector checks use: 3, or what the build fixes
+        (``-DADGEN_NBDIRS=N``)."""
+        return next((c.fixed_nbdirs for c in self.fn._calls.values() if c.fixed_nbdirs),
+                    None) or 3
+
     def vector(self) -> CheckRow:
-        nb = 3
+        nb = self.directions()
         d = self.direction(nb)
         a = copy_args(self.args)
         tans = [t.copy() if isinstance(t, np.ndarray) else t for t in d]
@@ -322,7 +328,7 @@ class Checker:
         return CheckRow(self.fn.name, "adjoint vs tangent (dot product)", err, self.tol["reverse"])
 
     def vector_reverse(self) -> CheckRow:
-        nb = 3
+        nb = self.directions()
         ybar, out_bars = self.output_bars(nb)
         _, gv = self.fn.vjp_vec(copy_args(self.args), ybar, out_bars)
         fn = self.fn._primal.fn
@@ -381,7 +387,7 @@ class Checker:
 
 
     def vector_hvp(self) -> CheckRow:
-        nb = 3
+        nb = self.directions()
         ybar, out_bars = self.output_bars()
         d = self.direction(nb)
         hv = self.fn.hvp_vec(copy_args(self.args), d, ybar, out_bars)

@@ -177,3 +177,30 @@ def test_assert_is_checked_in_debug_builds_only(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert r.stdout.strip() == "-1.0"
     assert r.returncode != 0 and "a.py:2: assertion failed: x must be positive" in r.stderr
+
+
+def test_a_build_with_a_fixed_number_of_directions() -> None:
+    """-DADGEN_NBDIRS=N: the vector modes take exactly N directions (the C assumes it, the
+    binding refuses another count), give what the general build gives, and --check runs
+    its vector checks with N directions."""
+    from adgen.api import fixed_nbdirs
+
+    assert fixed_nbdirs(["-O3", "-DADGEN_NBDIRS=4", "-DADGEN_NBDIRS=5"]) == 5
+    assert fixed_nbdirs(["-O3", "-DADGEN_NBDIRSX=4"]) is None
+    modes = ("vector-forward", "vector-reverse")
+    general = adgen.load(EX / "rosenbrock.py", modes=modes)
+    fixed = adgen.load(EX / "rosenbrock.py", modes=modes,
+                       cflags=list(adgen.build.DEFAULT_CFLAGS) + ["-DADGEN_NBDIRS=5"])
+    x = np.linspace(0.3, 1.7, 5)
+    y0, t0 = general.rosenbrock.jvp_vec((x,), (np.eye(5),))
+    y1, t1 = fixed.rosenbrock.jvp_vec((x,), (np.eye(5),))
+    assert y0 == y1 and np.array_equal(t0, t1)
+    _, (g0,) = general.rosenbrock.vjp_vec((x,), np.ones(5))
+    _, (g1,) = fixed.rosenbrock.vjp_vec((x,), np.ones(5))
+    assert np.array_equal(g0, g1)
+    with pytest.raises(ValueError, match=r"rosenbrock_dv: this build takes 5 directions "
+                                         r"\(-DADGEN_NBDIRS=5\), got 3"):
+        fixed.rosenbrock.jvp_vec((x,), (np.eye(5)[:, :3],))
+    report = adgen.check(EX / "rosenbrock.py", modes=("forward",) + modes,
+                         cflags=list(adgen.build.DEFAULT_CFLAGS) + ["-DADGEN_NBDIRS=5"])
+    assert report.ok, report.table()

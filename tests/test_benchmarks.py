@@ -86,3 +86,18 @@ def test_mixed_mode_quick() -> None:
     diffs = [float(x) for x in re.findall(r"max relative difference of the gradients: (\S+)", out)]
     assert len(ratios) == 2 and all(r > 0 for r in ratios)
     assert len(diffs) == 2 and all(d < 1e-13 for d in diffs), out
+
+
+def test_gradbench_ratios_quick(tmp_path: Path) -> None:
+    # the GradBench ratios script over the protocol: one record per workload, every eval
+    out = tmp_path / "ratios.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gradbench" / "ratios.py"),
+                           "--quick", "--min-runs", "1", "--min-seconds", "0", "--json", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = json.loads(out.read_text())
+    assert {r["eval"] for r in records} == {"llsq", "det", "ba", "ht", "kmeans"}
+    for r in records:
+        assert r["objective_seconds"] > 0 and r["derivative_seconds"] > 0, r
+        assert r["ratio"] == r["derivative_seconds"] / r["objective_seconds"]
+        assert f"{r['eval']:<7} {r['workload']:<36}" in proc.stdout

@@ -308,13 +308,22 @@ ADGEN_PRIVATE_ADD_TYPE(float, f32)
 #endif
 
 /* -- debug checks ------------------------------------------------------------------ */
-/* A fact the compiler may rely on (vector modes: nbdirs >= 1); checked in debug builds. */
+/* A fact the compiler may rely on; checked in debug builds. */
 #if defined(ADGEN_DEBUG)
 #define ADGEN_ASSUME(cond) ADGEN_ASSERT(cond, "adgen: assumption failed: " #cond)
 #elif defined(__GNUC__)
 #define ADGEN_ASSUME(cond) do { if (!(cond)) __builtin_unreachable(); } while (0)
 #else
 #define ADGEN_ASSUME(cond) ((void)0)
+#endif
+
+/* The number of directions of a vector mode's function: at least 1, or exactly
+   ADGEN_NBDIRS when the build fixes it (-DADGEN_NBDIRS=15), which gives every loop over
+   the directions a constant trip count that the compiler unrolls and vectorises. */
+#ifdef ADGEN_NBDIRS
+#define ADGEN_ASSUME_NBDIRS(n) ADGEN_ASSUME((n) == (ADGEN_NBDIRS))
+#else
+#define ADGEN_ASSUME_NBDIRS(n) ADGEN_ASSUME((n) > 0)
 #endif
 
 #ifdef ADGEN_DEBUG

@@ -99,16 +99,23 @@ class Eval:
     module = ""
     modes: tuple[str, ...] = ()
     load_options: dict[str, Any] = {}
+    #: the number of directions of every vector-mode call, where it is fixed: the build
+    #: then says so (-DADGEN_NBDIRS), and the loops over directions get unrolled
+    nbdirs: int | None = None
 
     def __init__(self) -> None:
+        self.m = self.load(self.nbdirs)
+        self.raw = Raw(self.m.ffi)
+
+    def load(self, nbdirs: int | None) -> Any:
         import adgen
 
+        flags = CFLAGS + ((f"-DADGEN_NBDIRS={nbdirs}",) if nbdirs is not None else ())
         with warnings.catch_warnings():
             # ba.py compares a float with 0.0 on purpose (the Rodrigues formula's branch)
             warnings.simplefilter("ignore")
-            self.m = adgen.load(HERE / f"{self.module}.py", modes=self.modes, cflags=CFLAGS,
-                                **self.load_options)
-        self.raw = Raw(self.m.ffi)
+            return adgen.load(HERE / f"{self.module}.py", modes=self.modes, cflags=flags,
+                              **self.load_options)
 
     def job(self, function: str, input: Any) -> Job:
         factory = getattr(self, f"fn_{function}", None)
@@ -356,6 +363,7 @@ class Ba(Eval):
     module = "ba"
     modes = ("vector-forward",)
     load_options = {"wrt": ("cams", "x", "w")}
+    nbdirs = BA_DIRS
 
     def _prepare(self, inp: dict) -> tuple[int, int, int, list[np.ndarray]]:
         # the eval sends one camera, point, weight and feature, replicated as ADBench does
@@ -439,6 +447,17 @@ class Ht(Eval):
     modes = ("vector-forward",)
     load_options = {"wrt": ("theta", "us")}
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.fixed: dict[int, Any] = {}  # a build per number of directions, made when needed
+
+    def vector_module(self, nbdirs: int) -> Any:
+        """The module built for ``nbdirs`` directions (26 for ht_simple_dv, 28 for
+        ht_complicated_dv with GradBench's 26 pose parameters)."""
+        if nbdirs not in self.fixed:
+            self.fixed[nbdirs] = self.load(nbdirs)
+        return self.fixed[nbdirs]
+
     def _prepare(self, inp: dict) -> tuple[np.ndarray, np.ndarray | None, list[Any], int]:
         data, model = inp["data"], inp["data"]["model"]
         theta = f64(inp["theta"])
@@ -479,7 +498,7 @@ class Ht(Eval):
             thetad = np.eye(ntheta)
             errd = np.zeros((3 * npts, nbdirs))
             args = self.raw.a(theta, thetad) + rest + self.raw.a(err, errd) + [nbdirs]
-            fn = self.m.ht_simple_dv
+            fn = self.vector_module(nbdirs).ht_simple_dv
         else:
             # err[3 i + j] depends on us[i, 0:2] only: the columns "us[:, 0]" and
             # "us[:, 1]" are two groups of structurally orthogonal columns, so 2
@@ -493,7 +512,7 @@ class Ht(Eval):
             errd = np.zeros((3 * npts, nbdirs))
             args = (self.raw.a(theta, thetad) + self.raw.a(us, usd) + rest + self.raw.a(err, errd)
                     + [nbdirs])
-            fn = self.m.ht_complicated_dv
+            fn = self.vector_module(nbdirs).ht_complicated_dv
 
         def run() -> None:
             fn(*args)

@@ -32,7 +32,7 @@ size_t heat_b_dv_tape_bytes(void)
 
 double heat_b_dv(double *u, double *ud, double *ub, double *ubd, int64_t u_shape0, double alpha, const double *alphad, double *alphab, double *alphabd, int64_t steps, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* heat.py:8: new = zeros(n) */
     double *new = adgen_calloc((size_t)(u_shape0), sizeof(double));

@@ -30,7 +30,7 @@ size_t heat_bv_tape_bytes(void)
 
 double heat_bv(double *u, double *ub, int64_t u_shape0, double alpha, double *alphab, int64_t steps, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* heat.py:8: new = zeros(n) */
     double *new = adgen_calloc((size_t)(u_shape0), sizeof(double));

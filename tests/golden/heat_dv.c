@@ -22,7 +22,7 @@
 
 double heat_dv(double *u, double *ud, int64_t u_shape0, double alpha, const double *alphad, int64_t steps, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* heat.py:8: new = zeros(n) */
     double *new = adgen_calloc((size_t)(u_shape0), sizeof(double));
     double *newd = adgen_calloc((size_t)(u_shape0 * nbdirs), sizeof(double));

@@ -71,7 +71,7 @@ size_t kernels_b_dv_tape_bytes(void)
 
 void hm_lstm_b_dv(const double *z, const double *zd, double *zb, double *zbd, int64_t z_shape0, int64_t z_shape1, const double *c, const double *cd, double *cb, double *cbd, int64_t c_shape0, const double *flush, const double *flushd, const double *flushb, const double *flushbd, int64_t flush_shape0, const double *copy, const double *copyd, const double *copyb, const double *copybd, int64_t copy_shape0, double *c_new, double *c_newd, double *c_newb, double *c_newbd, int64_t c_new_shape0, double *h_new, double *h_newd, double *h_newb, double *h_newbd, int64_t h_new_shape0, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)z_shape0;
     (void)flushd;
     (void)flushb;
@@ -255,7 +255,7 @@ void hm_lstm_b_dv(const double *z, const double *zd, double *zb, double *zbd, in
 
 double xs_lookup_b_dv(const double *energy, const double *energyd, double *energyb, double *energybd, int64_t energy_shape0, const double *grid, const double *gridd, double *gridb, double *gridbd, int64_t grid_shape0, const double *xs, const double *xsd, double *xsb, double *xsbd, int64_t xs_shape0, int64_t xs_shape1, const double *weight, const double *weightd, double *weightb, double *weightbd, int64_t weight_shape0, double *sigma, double *sigmad, double *sigmab, double *sigmabd, int64_t sigma_shape0, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)xs_shape0;
     (void)sigma_shape0;
     /* kernels.py:34: for p in prange(len(energy)): */
@@ -397,7 +397,7 @@ double xs_lookup_b_dv(const double *energy, const double *energyd, double *energ
 
 double kmeans_cost_b_dv(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, int64_t x_shape1, const double *centers, const double *centersd, double *centersb, double *centersbd, int64_t centers_shape0, int64_t centers_shape1, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* kernels.py:58: for i in prange(x.shape[0]): */
     double total = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: total))

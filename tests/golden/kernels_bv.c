@@ -51,7 +51,7 @@ size_t kernels_bv_tape_bytes(void)
 
 void hm_lstm_bv(const double *z, double *zb, int64_t z_shape0, int64_t z_shape1, const double *c, double *cb, int64_t c_shape0, const double *flush, const double *flushb, int64_t flush_shape0, const double *copy, const double *copyb, int64_t copy_shape0, double *c_new, double *c_newb, int64_t c_new_shape0, double *h_new, double *h_newb, int64_t h_new_shape0, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)z_shape0;
     (void)flushb;
     (void)flush_shape0;
@@ -161,7 +161,7 @@ void hm_lstm_bv(const double *z, double *zb, int64_t z_shape0, int64_t z_shape1,
 
 double xs_lookup_bv(const double *energy, double *energyb, int64_t energy_shape0, const double *grid, double *gridb, int64_t grid_shape0, const double *xs, double *xsb, int64_t xs_shape0, int64_t xs_shape1, const double *weight, double *weightb, int64_t weight_shape0, double *sigma, double *sigmab, int64_t sigma_shape0, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)xs_shape0;
     (void)sigma_shape0;
     /* kernels.py:34: for p in prange(len(energy)): */
@@ -272,7 +272,7 @@ double xs_lookup_bv(const double *energy, double *energyb, int64_t energy_shape0
 
 double kmeans_cost_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1, const double *centers, double *centersb, int64_t centers_shape0, int64_t centers_shape1, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* kernels.py:58: for i in prange(x.shape[0]): */
     double total = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: total))

@@ -53,7 +53,7 @@
 
 void hm_lstm_dv(const double *z, const double *zd, int64_t z_shape0, int64_t z_shape1, const double *c, const double *cd, int64_t c_shape0, const double *flush, const double *flushd, int64_t flush_shape0, const double *copy, const double *copyd, int64_t copy_shape0, double *c_new, double *c_newd, int64_t c_new_shape0, double *h_new, double *h_newd, int64_t h_new_shape0, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)z_shape0;
     (void)flushd;
     (void)flush_shape0;
@@ -116,7 +116,7 @@ void hm_lstm_dv(const double *z, const double *zd, int64_t z_shape0, int64_t z_s
 
 double xs_lookup_dv(const double *energy, const double *energyd, int64_t energy_shape0, const double *grid, const double *gridd, int64_t grid_shape0, const double *xs, const double *xsd, int64_t xs_shape0, int64_t xs_shape1, const double *weight, const double *weightd, int64_t weight_shape0, double *sigma, double *sigmad, int64_t sigma_shape0, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)xs_shape0;
     (void)weight_shape0;
     (void)sigma_shape0;
@@ -179,7 +179,7 @@ double xs_lookup_dv(const double *energy, const double *energyd, int64_t energy_
 
 double kmeans_cost_dv(const double *x, const double *xd, int64_t x_shape0, int64_t x_shape1, const double *centers, const double *centersd, int64_t centers_shape0, int64_t centers_shape1, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* kernels.py:58: for i in prange(x.shape[0]): */
     double total = 0.0;
     double totald[nbdirs];

@@ -38,7 +38,7 @@ size_t layer_b_dv_tape_bytes(void)
 
 double layer_b_dv(const double *W, const double *Wd, double *Wb, double *Wbd, int64_t W_shape0, int64_t W_shape1, const double *b, const double *bd, double *bb, double *bbd, int64_t b_shape0, const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, double *y, double *yd, double *yb, double *ybd, int64_t y_shape0, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     (void)b_shape0;
     (void)x_shape0;

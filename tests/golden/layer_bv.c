@@ -32,7 +32,7 @@ size_t layer_bv_tape_bytes(void)
 
 double layer_bv(const double *W, double *Wb, int64_t W_shape0, int64_t W_shape1, const double *b, double *bb, int64_t b_shape0, const double *x, double *xb, int64_t x_shape0, double *y, double *yb, int64_t y_shape0, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     (void)b_shape0;
     (void)x_shape0;

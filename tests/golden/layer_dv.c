@@ -27,7 +27,7 @@
 
 double layer_dv(const double *W, const double *Wd, int64_t W_shape0, int64_t W_shape1, const double *b, const double *bd, int64_t b_shape0, const double *x, const double *xd, int64_t x_shape0, double *y, double *yd, int64_t y_shape0, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)b_shape0;
     (void)x_shape0;
     (void)y_shape0;

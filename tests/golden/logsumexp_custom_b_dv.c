@@ -80,7 +80,7 @@ static double logsumexp_fwd(adgen_tape *tape, const double *x, int64_t x_shape0)
 
 static void logsumexp_adjoint_dv(const double *x, const double *xd, int64_t x_shape0, double *xb, double *xbd, int64_t xb_shape0, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)xb_shape0;
     /* logsumexp_custom.py:18: lse = logsumexp(x) */
     double lsed[nbdirs];
@@ -96,7 +96,7 @@ static void logsumexp_adjoint_dv(const double *x, const double *xd, int64_t x_sh
 
 static double logsumexp_dv(const double *x, const double *xd, int64_t x_shape0, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* logsumexp_custom.py:25: m = x[0] */
     double m = x[0];
     double md[nbdirs];
@@ -136,7 +136,7 @@ static double logsumexp_dv(const double *x, const double *xd, int64_t x_shape0, 
 
 static void logsumexp_bwd_dv(adgen_tape *tape, const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)tape;
     /* logsumexp_custom.py:24: def logsumexp(x: Array[f64]) -> float: */
     logsumexp_adjoint_dv(x, xd, x_shape0, xb, xbd, x_shape0, retb, nbdirs);
@@ -144,7 +144,7 @@ static void logsumexp_bwd_dv(adgen_tape *tape, const double *x, const double *xd
 
 double logsumexp_b_dv(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* logsumexp_custom.py:24: def logsumexp(x: Array[f64]) -> float: */
     double return_ = logsumexp(x, x_shape0);
     logsumexp_adjoint_dv(x, xd, x_shape0, xb, xbd, x_shape0, retb, nbdirs);
@@ -154,7 +154,7 @@ double logsumexp_b_dv(const double *x, const double *xd, double *xb, double *xbd
 
 double softmax_loss_b_dv(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, int64_t k, double t, const double *td, double *tb, double *tbd, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* logsumexp_custom.py:37: z = zeros(len(x)) */
     double *z = adgen_calloc((size_t)(x_shape0), sizeof(double));

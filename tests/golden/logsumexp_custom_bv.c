@@ -77,7 +77,7 @@ static double logsumexp_fwd(adgen_tape *tape, const double *x, int64_t x_shape0)
 
 static void logsumexp_bwd(adgen_tape *tape, const double *x, double *xb, int64_t x_shape0, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)x;
     /* logsumexp_custom.py:31: return m + math.log(s) */
     int64_t k = adgen_pop_i64(tape);
@@ -115,7 +115,7 @@ static void logsumexp_bwd(adgen_tape *tape, const double *x, double *xb, int64_t
 
 double logsumexp_bv(const double *x, double *xb, int64_t x_shape0, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* logsumexp_custom.py:25: m = x[0] */
     double m = x[0];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
@@ -171,7 +171,7 @@ double logsumexp_bv(const double *x, double *xb, int64_t x_shape0, const double 
 
 double softmax_loss_bv(const double *x, double *xb, int64_t x_shape0, int64_t k, double t, double *tb, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* logsumexp_custom.py:37: z = zeros(len(x)) */
     double *z = adgen_calloc((size_t)(x_shape0), sizeof(double));

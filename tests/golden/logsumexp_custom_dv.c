@@ -29,7 +29,7 @@
 
 double logsumexp_dv(const double *x, const double *xd, int64_t x_shape0, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* logsumexp_custom.py:25: m = x[0] */
     double m = x[0];
     double md[nbdirs];
@@ -60,7 +60,7 @@ double logsumexp_dv(const double *x, const double *xd, int64_t x_shape0, int64_t
 
 double softmax_loss_dv(const double *x, const double *xd, int64_t x_shape0, int64_t k, double t, const double *td, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* logsumexp_custom.py:37: z = zeros(len(x)) */
     double *z = adgen_calloc((size_t)(x_shape0), sizeof(double));
     double *zd = adgen_calloc((size_t)(x_shape0 * nbdirs), sizeof(double));

@@ -51,7 +51,7 @@ size_t mixture_b_dv_tape_bytes(void)
 
 double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, int64_t x_shape1, const double *means, const double *meansd, double *meansb, double *meansbd, int64_t means_shape0, int64_t means_shape1, const double *logw, const double *logwd, double *logwb, double *logwbd, int64_t logw_shape0, double *r, double *rd, double *rb, double *rbd, int64_t r_shape0, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)r_shape0;
     /* mixture.py:17: for i in prange(x.shape[0]): */
     double total = 0.0;
@@ -264,7 +264,7 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
 
 double smooth_b_dv(const double *u, const double *ud, double *ub, double *ubd, int64_t u_shape0, double *v, double *vd, double *vb, double *vbd, int64_t v_shape0, double c, const double *cd, double *cb, double *cbd, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)v_shape0;
     /* mixture.py:41: for i in prange(1, len(u) - 1): */
     int64_t tmp = u_shape0 - 1;

@@ -41,7 +41,7 @@ size_t mixture_bv_tape_bytes(void)
 
 double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1, const double *means, double *meansb, int64_t means_shape0, int64_t means_shape1, const double *logw, double *logwb, int64_t logw_shape0, double *r, double *rb, int64_t r_shape0, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)r_shape0;
     /* mixture.py:17: for i in prange(x.shape[0]): */
     double total = 0.0;
@@ -215,7 +215,7 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
 
 double smooth_bv(const double *u, double *ub, int64_t u_shape0, double *v, double *vb, int64_t v_shape0, double c, double *cb, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)v_shape0;
     /* mixture.py:41: for i in prange(1, len(u) - 1): */
     int64_t tmp = u_shape0 - 1;

@@ -37,7 +37,7 @@
 
 double loglik_dv(const double *x, const double *xd, int64_t x_shape0, int64_t x_shape1, const double *means, const double *meansd, int64_t means_shape0, int64_t means_shape1, const double *logw, const double *logwd, int64_t logw_shape0, double *r, double *rd, int64_t r_shape0, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)logw_shape0;
     (void)r_shape0;
     /* mixture.py:17: for i in prange(x.shape[0]): */
@@ -105,7 +105,7 @@ double loglik_dv(const double *x, const double *xd, int64_t x_shape0, int64_t x_
 
 double smooth_dv(const double *u, const double *ud, int64_t u_shape0, double *v, double *vd, int64_t v_shape0, double c, const double *cd, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)v_shape0;
     /* mixture.py:41: for i in prange(1, len(u) - 1): */
     double s = 0.0;

@@ -32,7 +32,7 @@ size_t piecewise_b_dv_tape_bytes(void)
 
 double piecewise_b_dv(double x, const double *xd, double *xb, double *xbd, double a, const double *ad, double *ab, double *abd, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* piecewise.py:7: if x < 0.7: */
     bool tmp = x < 0.7;
     double y;

@@ -30,7 +30,7 @@ size_t piecewise_bv_tape_bytes(void)
 
 double piecewise_bv(double x, double *xb, double a, double *ab, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* piecewise.py:7: if x < 0.7: */
     bool tmp = x < 0.7;
     double y;

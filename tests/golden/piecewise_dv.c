@@ -21,7 +21,7 @@
 
 double piecewise_dv(double x, const double *xd, double a, const double *ad, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* piecewise.py:7: if x < 0.7: */
     double y;
     double yd[nbdirs];

@@ -47,7 +47,7 @@ static void to_polar_bwd_dv(adgen_tape *tape, double x, const double *xd, double
 
 static void to_polar_fwd_dv(adgen_tape *tape, double x, const double *xd, double y, const double *yd, int64_t nbdirs, double *ret0, double *ret1, double *ret0d, double *ret1d)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* polar.py:9: r = math.hypot(x, y) */
     double r = hypot(x, y);
     double tmp = x / r;
@@ -69,7 +69,7 @@ static void to_polar_fwd_dv(adgen_tape *tape, double x, const double *xd, double
 
 static void to_polar_bwd_dv(adgen_tape *tape, double x, const double *xd, double y, const double *yd, double ret0b, const double *ret0bd, double ret1b, const double *ret1bd, int64_t nbdirs, double *xb, double *yb, double *xbd, double *ybd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* polar.py:11: return r, theta */
     double rd[nbdirs];
     for (int64_t k = nbdirs - 1; k >= 0; --k) rd[k] = adgen_pop_f64(tape);
@@ -100,7 +100,7 @@ static void to_polar_bwd_dv(adgen_tape *tape, double x, const double *xd, double
 
 void to_polar_b_dv(double x, const double *xd, double *xb, double *xbd, double y, const double *yd, double *yb, double *ybd, double ret0b, double ret1b, int64_t nbdirs, double *ret0, double *ret1)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* polar.py:9: r = math.hypot(x, y) */
     double r = hypot(x, y);
     double tmp = x / r;
@@ -134,7 +134,7 @@ void to_polar_b_dv(double x, const double *xd, double *xb, double *xbd, double y
 
 double spiral_length_b_dv(const double *xs, const double *xsd, double *xsb, double *xsbd, int64_t xs_shape0, const double *ys, const double *ysd, double *ysb, double *ysbd, int64_t ys_shape0, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     (void)ys_shape0;
     /* polar.py:16: for i in range(len(xs)): */

@@ -53,7 +53,7 @@ static void to_polar_fwd(adgen_tape *tape, double x, double y, double *ret0, dou
 
 static void to_polar_bwd(adgen_tape *tape, double x, double y, const double *ret0b, const double *ret1b, int64_t nbdirs, double *xb, double *yb)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* polar.py:11: return r, theta */
     double r = adgen_pop_f64(tape);
     /* polar.py:10: theta = math.atan2(y, x) */
@@ -70,7 +70,7 @@ static void to_polar_bwd(adgen_tape *tape, double x, double y, const double *ret
 
 void to_polar_bv(double x, double *xb, double y, double *yb, const double *ret0b, const double *ret1b, int64_t nbdirs, double *ret0, double *ret1)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* polar.py:9: r = math.hypot(x, y) */
     double r = hypot(x, y);
     /* polar.py:10: theta = math.atan2(y, x) */
@@ -90,7 +90,7 @@ void to_polar_bv(double x, double *xb, double y, double *yb, const double *ret0b
 
 double spiral_length_bv(const double *xs, double *xsb, int64_t xs_shape0, const double *ys, double *ysb, int64_t ys_shape0, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     (void)ys_shape0;
     /* polar.py:16: for i in range(len(xs)): */

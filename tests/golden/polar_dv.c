@@ -32,7 +32,7 @@
 
 void to_polar_dv(double x, const double *xd, double y, const double *yd, int64_t nbdirs, double *ret0, double *ret1, double *ret0d, double *ret1d)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* polar.py:9: r = math.hypot(x, y) */
     double r = hypot(x, y);
     double tmp = x / r;
@@ -50,7 +50,7 @@ void to_polar_dv(double x, const double *xd, double y, const double *yd, int64_t
 
 double spiral_length_dv(const double *xs, const double *xsd, int64_t xs_shape0, const double *ys, const double *ysd, int64_t ys_shape0, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)ys_shape0;
     /* polar.py:16: for i in range(len(xs)): */
     double total = 0.0;

@@ -29,7 +29,7 @@ size_t pow_while_bv_tape_bytes(void)
 
 double power_bv(double x, double *xb, int64_t n, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* pow_while.py:8: while k > 0: */
     double result = 1.0;

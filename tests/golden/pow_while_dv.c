@@ -20,7 +20,7 @@
 
 double power_dv(double x, const double *xd, int64_t n, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* pow_while.py:8: while k > 0: */
     double result = 1.0;
     double base = x;

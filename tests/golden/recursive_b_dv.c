@@ -39,7 +39,7 @@ static void continued_fraction_bwd_dv(adgen_tape *tape, double x, int64_t depth,
 
 static double continued_fraction_fwd_dv(adgen_tape *tape, double x, const double *xd, int64_t depth, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* recursive.py:5: if depth == 0: */
     double tmp;
     double tmp_1;
@@ -70,7 +70,7 @@ static double continued_fraction_fwd_dv(adgen_tape *tape, double x, const double
 
 static void continued_fraction_bwd_dv(adgen_tape *tape, double x, int64_t depth, double retb, const double *retbd, int64_t nbdirs, double *xb, double *xbd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* recursive.py:5: if depth == 0: */
     double tmp[nbdirs];
     for (int64_t k = nbdirs - 1; k >= 0; --k) tmp[k] = adgen_pop_f64(tape);
@@ -101,7 +101,7 @@ static void continued_fraction_bwd_dv(adgen_tape *tape, double x, int64_t depth,
 
 double continued_fraction_b_dv(double x, const double *xd, double *xb, double *xbd, int64_t depth, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* recursive.py:5: if depth == 0: */
     bool tmp = depth == 0;
@@ -148,7 +148,7 @@ double continued_fraction_b_dv(double x, const double *xd, double *xb, double *x
 
 double series_b_dv(double x, const double *xd, double *xb, double *xbd, int64_t n, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* recursive.py:12: for k in range(1, n + 1): */
     int64_t tmp = n + 1;

@@ -57,7 +57,7 @@ static double continued_fraction_fwd(adgen_tape *tape, double x, int64_t depth)
 
 static void continued_fraction_bwd(adgen_tape *tape, double x, int64_t depth, const double *retb, int64_t nbdirs, double *xb)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* recursive.py:5: if depth == 0: */
     double tmp = adgen_pop_f64(tape);
     double xb_1[nbdirs];
@@ -79,7 +79,7 @@ static void continued_fraction_bwd(adgen_tape *tape, double x, int64_t depth, co
 
 double continued_fraction_bv(double x, double *xb, int64_t depth, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* recursive.py:5: if depth == 0: */
     bool tmp = depth == 0;
@@ -115,7 +115,7 @@ double continued_fraction_bv(double x, double *xb, int64_t depth, const double *
 
 double series_bv(double x, double *xb, int64_t n, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* recursive.py:12: for k in range(1, n + 1): */
     int64_t tmp = n + 1;

@@ -26,7 +26,7 @@
 
 double continued_fraction_dv(double x, const double *xd, int64_t depth, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* recursive.py:5: if depth == 0: */
     if (depth == 0) {
         /* recursive.py:6: return x */
@@ -47,7 +47,7 @@ double continued_fraction_dv(double x, const double *xd, int64_t depth, int64_t 
 
 double series_dv(double x, const double *xd, int64_t n, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* recursive.py:12: for k in range(1, n + 1): */
     double total = 0.0;
     double totald[nbdirs];

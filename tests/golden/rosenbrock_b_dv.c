@@ -29,7 +29,7 @@ size_t rosenbrock_b_dv_tape_bytes(void)
 
 double rosenbrock_b_dv(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, double retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* rosenbrock.py:8: for i in range(len(x) - 1): */
     double s = 0.0;
     double sb = retb;

@@ -29,7 +29,7 @@ size_t rosenbrock_bv_tape_bytes(void)
 
 double rosenbrock_bv(const double *x, double *xb, int64_t x_shape0, const double *retb, int64_t nbdirs)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* rosenbrock.py:8: for i in range(len(x) - 1): */
     double s = 0.0;
     double sb[nbdirs];

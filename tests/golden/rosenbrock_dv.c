@@ -21,7 +21,7 @@
 
 double rosenbrock_dv(const double *x, const double *xd, int64_t x_shape0, int64_t nbdirs, double *retd)
 {
-    ADGEN_ASSUME(nbdirs > 0);
+    ADGEN_ASSUME_NBDIRS(nbdirs);
     /* rosenbrock.py:8: for i in range(len(x) - 1): */
     double s = 0.0;
     double sd[nbdirs];

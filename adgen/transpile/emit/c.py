@@ -233,7 +233,7 @@ class FunctionEmitter(Variables):
         if self.fn.tape == "local" and self.uses_tape:
             self.lines.insert(0, "    adgen_tape tape = ADGEN_TAPE_INIT;")
         if self.nbdirs is not None and self.nbdirs not in unused:
-            self.lines.insert(0, f"    ADGEN_ASSUME({self.nbdirs} > 0);")
+            self.lines.insert(0, f"    ADGEN_ASSUME_NBDIRS({self.nbdirs});")
         return "\n".join([self.sig.prototype() + "\n{", *self.lines, "}"])
 
     def region(self, r: Region, depth: int, top: bool = False) -> None:
