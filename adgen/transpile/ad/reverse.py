@@ -370,11 +370,18 @@ class AdjointFunction:
         load them again instead of saving them.  In split mode only from the parameters every
         caller keeps (between ``g_fwd`` and ``g_bwd`` a caller may write the others)."""
         params = {id(p) for i, p in enumerate(self.fn.params)
-                  if not self.split or i in self.kept_params}
-        if not self.split:  # local arrays of the function body live until its return
-            params |= {id(op.result) for op in self.fn.body.ops if isinstance(op, Zeros)}
+                  if not self.split or i in self.kept_params} | self.live_local_arrays()
         return {id(self.map[id(op.result)]) for op in _stable_loads(self.fn, self.module)
                 if id(op.operands[0]) in params} | self.reloadable_copies
+
+    def live_local_arrays(self) -> set[int]:
+        """The local arrays the reverse sweep may still use: in ``f_b``, those allocated at
+        the top level of the body, which live until its return (single-exit form may move
+        others into a branch); none in a split adjoint, whose ``_bwd`` runs after ``_fwd``
+        has freed them."""
+        if self.split:
+            return set()
+        return {id(op.result) for op in self.fn.body.ops if isinstance(op, Zeros)}
 
     # -- forward sweep ----------------------------------------------------------------------
     def clone_ops(self, ops: list[Op], new: Region) -> None:
@@ -534,13 +541,11 @@ class AdjointFunction:
                                       if callee.external is None else
                                       "is an external C function, whose C adjoint reads")
                 args.append(self.m(a))
-            elif isinstance(a.type, ArrayType) and id(a) not in params and (
-                    self.split or not any(isinstance(o, Zeros) and o.result is a
-                                          for o in self.fn.body.ops)):
-                # g_bwd never reads a primal array (only its extents), and a local array of
-                # the caller is gone by the time f_bwd runs, or out of the reverse sweep's
-                # reach in a branch: pass the adjoint array in its place (in f_b, a local
-                # array of the body's top level lives until the return, and is passed)
+            elif isinstance(a.type, ArrayType) and id(a) not in params and \
+                    id(a) not in self.live_local_arrays():
+                # g_bwd never reads a primal array (only its extents), and this local array
+                # of the caller is gone or out of the reverse sweep's reach: pass the
+                # adjoint array in its place
                 args.append(self.shadow_or_zero(b, a))
             else:
                 args.append(self.m(a))
