@@ -123,6 +123,48 @@ def test_cheap_values_are_recomputed_not_recorded(tmp_path: Path) -> None:
     assert yb == pytest.approx(np.sum(x * np.exp(0.3 * x)), rel=1e-13)
 
 
+def test_inactive_recurrences_are_carried_not_recorded(tmp_path: Path) -> None:
+    """A loop whose adjoint iterations only add up runs them in the forward order, so an
+    inactive recurrence (the powers p of t) is computed again along the way instead of
+    being recorded: the polynomial records nothing but r, one value per outer iteration.
+    A recurrence through a transcendental function is still recorded."""
+    path = module(tmp_path, """
+    def poly(x: Array[f64], n: int) -> float:
+        total = 0.0
+        q = 0.5
+        for i in range(n):
+            t = -1.0 + 2.0 * i / (n - 1)
+            r = 1.0 if t > 0.0 else -1.0
+            p = q
+            for j in range(len(x)):
+                r -= x[j] * p
+                p = p * t + 0.125
+            q = p / (1.0 + p * p)
+            total += r * r
+        return total / 2.0 + q
+
+
+    def decay(x: Array[f64], y: float) -> float:
+        s = 0.0
+        w = 1.0
+        for i in range(len(x)):
+            s += x[i] * w * y
+            w = math.exp(-w)
+        return s
+    """)
+    text = c_source(path)
+    assert "p_1 = p_1 * t_1 + 0.125;" in text, text
+    m = adgen.load(path, modes=("reverse",))
+    x = np.linspace(0.5, 1.5, 6)
+    m.poly.grad(x, 9)
+    assert m.tape_bytes() == 2 * 8 * 9  # r and q of each outer iteration
+    m.decay.grad(x, 0.3)
+    assert m.tape_bytes() == 8 * len(x)
+    report = adgen.check(path, args={"poly": (x, 9), "decay": (x, 0.3)},
+                         modes=("forward", "reverse", "vector-reverse"))
+    assert report.ok, report.table()
+
+
 def test_overwritten_elements_need_no_record(tmp_path: Path) -> None:
     """Writing an input array in place: the reverse sweep uses the loaded values, so the
     old contents are never saved, and the adjoint is still exact."""

@@ -20,6 +20,10 @@ in the reverse region that mirrors F:
   saves every value of its body (constants aside).
 - F is an if branch: v becomes an extra result of the if (the other branch
   yields a zero), and is resolved from the enclosing region.
+- v is carried by a loop whose adjoint loop runs in the forward order and
+  may carry it too (``AdjointFunction.replayable``): it becomes a new carried
+  value of the adjoint loop, from the same initial value and by the same
+  update (``carry``).
 - F is a loop body, or the body of a split forward sweep (``g_fwd``): v is
   pushed on the tape at the end of F and popped at the start of the reverse
   region, in last-in first-out order.
@@ -70,7 +74,9 @@ def recomputable(op: Op, directive: str, reloadable: set[int]) -> bool:
 class Recorder:
     def __init__(self, fwd_top: Region, rev_top: Region, mirror: dict[int, Region], joint: bool,
                  preseed: dict[tuple[int, int], Value], reloadable: set[int],
-                 recomputed: set[int] | None = None, recomputing: set[int] | None = None) -> None:
+                 recomputed: set[int] | None = None, recomputing: set[int] | None = None,
+                 replays: dict[int, tuple[For, dict[int, tuple[Value, Value]]]] | None = None
+                 ) -> None:
         self.fwd_top = fwd_top
         self.rev_top = rev_top
         self.mirror = mirror
@@ -89,6 +95,9 @@ class Recorder:
         self.recomputed = recomputed or set()
         self.visible = recomputing or set()
         self.copied: set[int] = set()  # the regions nested in recomputed ops
+        #: adjoint loop body -> (the loop, {carried forward value: (initial value, update)}):
+        #: values the adjoint loop, run in the forward order, carries itself
+        self.replays = replays or {}
 
     # -- indexes ---------------------------------------------------------------------------
     def index_forward(self, region: Region) -> None:
@@ -173,6 +182,8 @@ class Recorder:
             out = self.recompute(owner, v, target)
         elif id(fwd) in self.parent_op and isinstance(self.parent_op[id(fwd)], If):
             out = self.resolve(self.export(v, fwd), rev)
+        elif id(v) in self.replays.get(id(target), (None, {}))[1]:
+            return self.carry(v, target)
         else:
             out = self.save(v, fwd, target)
         self.cache[key] = out
@@ -184,7 +195,7 @@ class Recorder:
         if fwd is None or (fwd is self.fwd_top and self.joint) or id(fwd) in self.visible:
             return True
         target = self.mirror_of(fwd, rev)
-        if (id(target), id(v)) in self.cache:
+        if (id(target), id(v)) in self.cache or id(v) in self.replays.get(id(target), (None, {}))[1]:
             return True
         owner = v.owner
         return isinstance(owner, Op) and self.recomputable(owner, self.directive(fwd)) and \
@@ -243,6 +254,24 @@ class Recorder:
         self.def_region[id(res)] = self.region_of_op[id(op)]
         self.exported[id(v)] = res
         return res
+
+    def carry(self, v: Value, target: Region) -> Value:
+        """``v``, a value the forward loop carries, as a new value carried by ``target``'s
+        loop (the adjoint loop, which runs in the forward order): from the same initial value
+        and by the same update, computed again at the start of each iteration."""
+        loop, carried = self.replays[id(target)]
+        init, update = carried[id(v)]
+        arg = Value(v.type, v.name)
+        target.add_arg(arg)
+        self.cache[(id(target), id(v))] = arg  # (the update may read it)
+        loop.operands.append(self.resolve(init, self.rev_parent[id(target)]))
+        y = target.ops[-1]
+        assert isinstance(y, Yield)
+        y.operands.append(self.resolve(update, target))
+        res = Value(v.type, v.name)
+        res.owner = loop
+        loop.results.append(res)
+        return arg
 
     def save(self, v: Value, fwd: Region, target: Region) -> Value:
         """Push ``v`` at the end of ``fwd``, pop it at the start of ``target``."""

@@ -80,6 +80,9 @@ class AdjointFunction:
         self.trips: dict[int, Value] = {}  # old while -> forward trip count
         self.mirror: dict[int, Region] = {}
         self.preseed: dict[tuple[int, int], Value] = {}
+        #: adjoint loop body -> (that loop, {forward carried value: (its initial value, its
+        #: update)}): the inactive values it may carry itself (``reverse_loop``'s ``replay``)
+        self.replays: dict[int, tuple[For, dict[int, tuple[Value, Value]]]] = {}
         self.nbdirs: Value | None = None
         #: regions and ops dropped on the way (trial sweeps, what simplification removes):
         #: kept alive so that their ids, keys of ``mirror`` and the Recorder's tables, are
@@ -251,7 +254,7 @@ class AdjointFunction:
         _simplify_sweep(rev_top, fn)
         Recorder(fwd_top, rev_top, self.mirror, joint=not self.split, preseed=self.preseed,
                  reloadable=self.reloadable(), recomputed=self.recomputed,
-                 recomputing=self.recomputing).run()
+                 recomputing=self.recomputing, replays=self.replays).run()
         return self.functions(fwd_top, rev_top, primal_res, adj_res, names, of)
 
     def run_custom(self) -> list[Function]:
@@ -655,14 +658,17 @@ class AdjointFunction:
     def reverse_loop(self, op: For | While, b: Builder, adj: dict[int, Value],
                      start: Value, stop: Value, step: Value, carried: list[Value],
                      iv: tuple[Value, Value] | None, recompute: bool = False,
-                     jacobian: bool = False) -> For:
+                     jacobian: bool = False, replay: list[int] | None = None) -> For:
         """The reversed loop: ``for`` over (start, stop, step) whose body reverses ``op``'s
         body; ``carried``: ``op``'s carried block arguments; ``iv``: (forward index, index).
         ``recompute`` (a prange, ``can_recompute``): the body first computes the iteration
         again, so that what its reverse needs is at hand and what inner loops tape is popped
         within the iteration.  ``jacobian`` (a prange marked ``# adgen: forward-in-reverse``,
         with ``recompute``): the body computes the iteration again with its tangents and
-        applies the transposed Jacobian (``mixed.py``) instead of reversing the body."""
+        applies the transposed Jacobian (``mixed.py``) instead of reversing the body.
+        ``replay`` (a loop whose adjoint runs in the forward order, see ``replayable``): the
+        inactive carried values the adjoint loop carries too, from the same initial value
+        and by the same update, instead of reading them from the tape."""
         body = op.body
         slots = [j for j, a in enumerate(carried)
                  if (self.active(a) or self.active(op.results[j])) and not isinstance(a.type, ArrayType)]
@@ -689,6 +695,13 @@ class AdjointFunction:
         self.mirror[id(region)] = self.fwd_region[id(body)]
         if iv is not None:
             self.preseed[(id(region), id(iv[1]))] = riv
+        if replay:
+            y = body.terminator
+            assert isinstance(y, Yield)
+            # record.py adds the slots the reverse body turns out to use
+            self.replays[id(region)] = (new, {
+                id(self.m(carried[j])): (self.m(op.inits[j]), self.m(y.operands[j]))
+                for j in replay})
         if jacobian:
             from .mixed import IterationJacobian
             assert isinstance(op, For)
@@ -961,14 +974,16 @@ class AdjointFunction:
             # the iterations' adjoints only add up: run them in the forward order (which keeps
             # a[i + 1] += ... of one iteration in a register for the next), unless the body
             # needs saved values, which come back in reverse order
+            # inactive recurrences (``p = p * t``) are carried along rather than saved
+            replay = [] if op.parallel else self.replayable(op)
             trial = Builder(Region(), b.loc)
             trial_adj = dict(adj)
             new = self.reverse_loop(op, trial, trial_adj, start, stop, step, op.body.args[1:],
-                                    (op.body.args[0], fwd_iv))
+                                    (op.body.args[0], fwd_iv), replay=replay)
             recompute = not op.directive and not op.parallel and \
-                self.needs_record(new.body, op) and \
-                not self.needs_record(new.body, op, "recompute")
-            if recompute or not self.needs_record(new.body, op):
+                self.needs_record(new.body, op, replay=replay) and \
+                not self.needs_record(new.body, op, "recompute", replay)
+            if recompute or not self.needs_record(new.body, op, replay=replay):
                 if recompute:
                     # only results of libm calls would be saved: computing them again keeps
                     # the loop free of the tape, so both sweeps of it can be vectorised
@@ -1040,9 +1055,37 @@ class AdjointFunction:
                 return False
         return True
 
-    def needs_record(self, rev_body: Region, op: For, assume: str | None = None) -> bool:
+    def replayable(self, op: For) -> list[int]:
+        """The carried slots of ``op`` that the adjoint loop, run in the forward order, may
+        carry too (``reverse_loop``'s ``replay``): inactive scalars whose update is computed
+        from values available to the reverse body (``p = p * t``: the powers of ``t``), so
+        that the forward sweep saves none of them."""
+        body = op.body
+        y = body.terminator
+        assert isinstance(y, Yield)
+        slots = [j for j, a in enumerate(body.args[1:])
+                 if not (self.active(a) or self.active(op.results[j]))
+                 and not isinstance(a.type, ArrayType)]
+        while slots:
+            available = self.availability(op, None, slots)
+            kept = [j for j in slots if available(self.m(y.operands[j]))]
+            if kept == slots:
+                break
+            slots = kept
+        return slots
+
+    def needs_record(self, rev_body: Region, op: For, assume: str | None = None,
+                     replay: list[int] | None = None) -> bool:
         """Whether the reverse body reads a value of the loop that would be saved (popping
-        needs the reverse order); ``assume``: the loop's directive, if not its own."""
+        needs the reverse order); ``assume``: the loop's directive, if not its own;
+        ``replay``: the carried slots the adjoint loop carries itself."""
+        available = self.availability(op, assume, replay or [])
+        return any(not available(v) for top in rev_body.ops for o in top.walk()
+                   for v in o.operands)
+
+    def availability(self, op: For, assume: str | None, replay: list[int]) -> Callable[[Value], bool]:
+        """Whether a forward value is available to the reverse of ``op``'s body without the
+        tape (record.py recomputes it), the carried values of slots ``replay`` given."""
         from .record import recomputable
         directive: dict[int, str] = {}  # value defined in the loop -> its loop's directive
         ivs: set[int] = set()
@@ -1060,6 +1103,7 @@ class AdjointFunction:
         fwd = self.fwd_region[id(op.body)]
         index(fwd, op.directive if assume is None else assume)
         ivs.add(id(fwd.args[0]))
+        ivs.update(id(fwd.args[1 + j]) for j in replay)
         reloadable = self.reloadable()
         known: dict[int, bool] = {}
 
@@ -1072,8 +1116,7 @@ class AdjointFunction:
                     and all(available(x) for x in o.operands)
             return known[id(v)]
 
-        return any(not available(v) for top in rev_body.ops for o in top.walk()
-                   for v in o.operands)
+        return available
 
     def rev_While(self, op: While, b: Builder, adj: dict[int, Value]) -> None:
         if id(op) not in self.trips:
