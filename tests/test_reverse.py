@@ -45,6 +45,20 @@ def test_loop_records_one_value_per_iteration(tmp_path: Path) -> None:
         assert m.tape_bytes() == 8 * n
 
 
+def test_tape_buffer_kept_between_calls_or_not(tmp_path: Path) -> None:
+    """The tape's buffer is kept for the thread's next call (ADGEN_TAPE_KEEP) or freed
+    (-DADGEN_TAPE_KEEP=0): the same gradients and tape sizes, calls of growing and
+    shrinking tapes alike."""
+    path = module(tmp_path, POW_LOOP)
+    kept = adgen.load(path, modes=("reverse",))
+    freed = adgen.load(path, modes=("reverse",), cflags=["-DADGEN_TAPE_KEEP=0"])
+    for n in (1000, 10, 100_000, 3, 0, 5000):
+        for m in (kept, freed):
+            _, (xb, _) = m.pow_loop.vjp((1.0001, n), 1.0)
+            assert xb == pytest.approx(n * 1.0001 ** (n - 1) if n else 0.0, rel=1e-11)
+            assert m.tape_bytes() == 8 * n
+
+
 def test_a_counted_loop_takes_its_tape_as_one_block(tmp_path: Path) -> None:
     """r = r * x: the loop reserves its n * 8 bytes before it and puts r at i * 8, the
     reversed loop pops them at once and gets them back; the same bytes as pushes one by

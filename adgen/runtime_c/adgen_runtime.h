@@ -129,6 +129,18 @@ static inline void *adgen_calloc(size_t count, size_t size)
     return p;
 }
 
+/* Per-thread state: the tape bytes of the last adjoint call (one per generated file), the
+ * tape buffer kept for the next call. */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
+#define ADGEN_THREAD_LOCAL _Thread_local
+#elif defined(__GNUC__)
+#define ADGEN_THREAD_LOCAL __thread
+#elif defined(_MSC_VER)
+#define ADGEN_THREAD_LOCAL __declspec(thread)
+#else
+#define ADGEN_THREAD_LOCAL
+#endif
+
 /* -- the tape of reverse mode ---------------------------------------------------- */
 typedef struct {
     unsigned char *data;
@@ -137,7 +149,24 @@ typedef struct {
     size_t peak; /* most bytes in use at once */
 } adgen_tape;
 
-#define ADGEN_TAPE_INIT {NULL, 0, 0, 0}
+/* A freed tape's buffer is kept for the next tape of the same thread (the largest one
+ * freed, up to ADGEN_TAPE_KEEP bytes; -DADGEN_TAPE_KEEP=0 frees every buffer): a large
+ * tape is then not mapped again, page fault by page fault, at every call. */
+#ifndef ADGEN_TAPE_KEEP
+#define ADGEN_TAPE_KEEP ((size_t)1 << 30)
+#endif
+static ADGEN_THREAD_LOCAL unsigned char *adgen_tape_spare;
+static ADGEN_THREAD_LOCAL size_t adgen_tape_spare_cap;
+
+static inline adgen_tape adgen_tape_take(void)
+{
+    adgen_tape t = {adgen_tape_spare, 0, adgen_tape_spare_cap, 0};
+    adgen_tape_spare = NULL;
+    adgen_tape_spare_cap = 0;
+    return t;
+}
+
+#define ADGEN_TAPE_INIT adgen_tape_take()
 
 static inline void adgen_tape_grow(adgen_tape *t, size_t need)
 {
@@ -154,11 +183,17 @@ static inline void adgen_tape_grow(adgen_tape *t, size_t need)
     t->cap = cap;
 }
 
-/* Frees the tape; returns the most bytes it held. */
+/* Frees the tape (keeps its buffer, see ADGEN_TAPE_KEEP); returns the most bytes it held. */
 static inline size_t adgen_tape_free(adgen_tape *t)
 {
     size_t peak = t->peak > t->top ? t->peak : t->top;
-    free(t->data);
+    if (t->cap <= (size_t)ADGEN_TAPE_KEEP && t->cap > adgen_tape_spare_cap) {
+        free(adgen_tape_spare);
+        adgen_tape_spare = t->data;
+        adgen_tape_spare_cap = t->cap;
+    } else {
+        free(t->data);
+    }
     t->data = NULL;
     t->top = t->cap = t->peak = 0;
     return peak;
@@ -295,17 +330,6 @@ ADGEN_VECTOR_MATH(float, powf)(float, float);
 #endif
 ADGEN_PRIVATE_ADD_TYPE(double, f64)
 ADGEN_PRIVATE_ADD_TYPE(float, f32)
-
-/* The tape bytes of the last adjoint call on this thread (one per generated file). */
-#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
-#define ADGEN_THREAD_LOCAL _Thread_local
-#elif defined(__GNUC__)
-#define ADGEN_THREAD_LOCAL __thread
-#elif defined(_MSC_VER)
-#define ADGEN_THREAD_LOCAL __declspec(thread)
-#else
-#define ADGEN_THREAD_LOCAL
-#endif
 
 /* -- debug checks ------------------------------------------------------------------ */
 /* A fact the compiler may rely on; checked in debug builds. */

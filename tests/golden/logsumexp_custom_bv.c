@@ -69,9 +69,10 @@ static double logsumexp_fwd(adgen_tape *tape, const double *x, int64_t x_shape0)
         s = s + tmp_1;
     }
     /* logsumexp_custom.py:31: return m + math.log(s) */
-    adgen_push_f64(tape, s);
-    adgen_push_bool(tape, tmp);
-    adgen_push_i64(tape, k);
+    unsigned char *saved = adgen_push_block(tape, 17);
+    adgen_put_f64(saved, 0, s);
+    adgen_put_bool(saved, 8, tmp);
+    adgen_put_i64(saved, 9, k);
     return m + log(s);
 }
 
@@ -80,9 +81,10 @@ static void logsumexp_bwd(adgen_tape *tape, const double *x, double *xb, int64_t
     ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)x;
     /* logsumexp_custom.py:31: return m + math.log(s) */
-    int64_t k = adgen_pop_i64(tape);
-    bool tmp = adgen_pop_bool(tape);
-    double s = adgen_pop_f64(tape);
+    const unsigned char *saved = adgen_pop_block(tape, 17);
+    int64_t k = adgen_get_i64(saved, 9);
+    bool tmp = adgen_get_bool(saved, 8);
+    double s = adgen_get_f64(saved, 0);
     double tmp_1 = 1.0 / s;
     double sb[nbdirs];
     for (int64_t kd = 0; kd < nbdirs; ++kd) sb[kd] = tmp_1 * retb[kd];

@@ -90,16 +90,18 @@ double spiral_length_b(const double *xs, double *xsb, int64_t xs_shape0, const d
         /* polar.py:18: total += r * math.cos(theta) + 0.5 * r * r * theta */
         double tmp = cos(theta);
         /* polar.py:16: for i in range(len(xs)): */
-        adgen_push_f64(&tape, theta);
-        adgen_push_f64(&tape, r);
-        adgen_push_f64(&tape, tmp);
+        unsigned char *saved = adgen_push_block(&tape, 24);
+        adgen_put_f64(saved, 0, theta);
+        adgen_put_f64(saved, 8, r);
+        adgen_put_f64(saved, 16, tmp);
         total = total + (r * tmp + 0.5 * r * r * theta);
     }
     double totalb = retb;
     for (int64_t i = xs_shape0 - 1; i >= 0; --i) {
-        double tmp_1 = adgen_pop_f64(&tape);
-        double r_1 = adgen_pop_f64(&tape);
-        double theta_1 = adgen_pop_f64(&tape);
+        const unsigned char *saved_1 = adgen_pop_block(&tape, 24);
+        double tmp_1 = adgen_get_f64(saved_1, 16);
+        double r_1 = adgen_get_f64(saved_1, 8);
+        double theta_1 = adgen_get_f64(saved_1, 0);
         /* polar.py:18: total += r * math.cos(theta) + 0.5 * r * r * theta */
         double tmp_2 = 0.5 * r_1;
         double tmp_3 = theta_1 * totalb;

@@ -53,8 +53,9 @@ static void to_polar_fwd_d(adgen_tape *tape, double x, double xd, double y, doub
     /* polar.py:10: theta = math.atan2(y, x) */
     double tmp = y * y + x * x;
     /* polar.py:11: return r, theta */
-    adgen_push_f64(tape, r);
-    adgen_push_f64(tape, rd);
+    unsigned char *saved = adgen_push_block(tape, 16);
+    adgen_put_f64(saved, 0, r);
+    adgen_put_f64(saved, 8, rd);
     *ret0 = r;
     *ret1 = atan2(y, x);
     *ret0d = rd;
@@ -64,8 +65,9 @@ static void to_polar_fwd_d(adgen_tape *tape, double x, double xd, double y, doub
 static void to_polar_bwd_d(adgen_tape *tape, double x, double xd, double y, double yd, double ret0b, double ret0bd, double ret1b, double ret1bd, double *xb, double *yb, double *xbd, double *ybd)
 {
     /* polar.py:11: return r, theta */
-    double rd = adgen_pop_f64(tape);
-    double r = adgen_pop_f64(tape);
+    const unsigned char *saved = adgen_pop_block(tape, 16);
+    double rd = adgen_get_f64(saved, 8);
+    double r = adgen_get_f64(saved, 0);
     /* polar.py:10: theta = math.atan2(y, x) */
     double tmp = y * y + x * x;
     double tmp_1 = 2.0 * y * yd + 2.0 * x * xd;
@@ -124,22 +126,24 @@ double spiral_length_b_d(const double *xs, const double *xsd, double *xsb, doubl
         /* polar.py:18: total += r * math.cos(theta) + 0.5 * r * r * theta */
         double tmp = cos(theta);
         /* polar.py:16: for i in range(len(xs)): */
-        adgen_push_f64(&tape, theta);
-        adgen_push_f64(&tape, thetad);
-        adgen_push_f64(&tape, r);
-        adgen_push_f64(&tape, rd);
-        adgen_push_f64(&tape, tmp);
-        adgen_push_f64(&tape, -(sin(theta) * thetad));
+        unsigned char *saved = adgen_push_block(&tape, 48);
+        adgen_put_f64(saved, 0, theta);
+        adgen_put_f64(saved, 8, thetad);
+        adgen_put_f64(saved, 16, r);
+        adgen_put_f64(saved, 24, rd);
+        adgen_put_f64(saved, 32, tmp);
+        adgen_put_f64(saved, 40, -(sin(theta) * thetad));
         total = total + (r * tmp + 0.5 * r * r * theta);
     }
     double totalb = retb;
     for (int64_t i = xs_shape0 - 1; i >= 0; --i) {
-        double tmp_1 = adgen_pop_f64(&tape);
-        double tmp_2 = adgen_pop_f64(&tape);
-        double rd_1 = adgen_pop_f64(&tape);
-        double r_1 = adgen_pop_f64(&tape);
-        double thetad_1 = adgen_pop_f64(&tape);
-        double theta_1 = adgen_pop_f64(&tape);
+        const unsigned char *saved_1 = adgen_pop_block(&tape, 48);
+        double tmp_1 = adgen_get_f64(saved_1, 40);
+        double tmp_2 = adgen_get_f64(saved_1, 32);
+        double rd_1 = adgen_get_f64(saved_1, 24);
+        double r_1 = adgen_get_f64(saved_1, 16);
+        double thetad_1 = adgen_get_f64(saved_1, 8);
+        double theta_1 = adgen_get_f64(saved_1, 0);
         /* polar.py:18: total += r * math.cos(theta) + 0.5 * r * r * theta */
         double tmp_3 = 0.5 * r_1;
         double tmp_4 = 0.5 * rd_1;

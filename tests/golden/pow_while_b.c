@@ -45,9 +45,10 @@ double power_b(double x, double *xb, int64_t n, double retb)
             result_1 = result;
         }
         /* pow_while.py:8: while k > 0: */
-        adgen_push_f64(&tape, base);
-        adgen_push_bool(&tape, tmp);
-        adgen_push_f64(&tape, result);
+        unsigned char *saved = adgen_push_block(&tape, 17);
+        adgen_put_f64(saved, 0, base);
+        adgen_put_bool(saved, 8, tmp);
+        adgen_put_f64(saved, 9, result);
         result = result_1;
         base = base * base;
         k = adgen_floordiv_i64(k, 2);

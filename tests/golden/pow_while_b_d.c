@@ -50,11 +50,12 @@ double power_b_d(double x, double xd, double *xb, double *xbd, int64_t n, double
             resultd_1 = resultd;
         }
         /* pow_while.py:8: while k > 0: */
-        adgen_push_f64(&tape, base);
-        adgen_push_f64(&tape, based);
-        adgen_push_bool(&tape, tmp);
-        adgen_push_f64(&tape, result);
-        adgen_push_f64(&tape, resultd);
+        unsigned char *saved = adgen_push_block(&tape, 33);
+        adgen_put_f64(saved, 0, base);
+        adgen_put_f64(saved, 8, based);
+        adgen_put_bool(saved, 16, tmp);
+        adgen_put_f64(saved, 17, result);
+        adgen_put_f64(saved, 25, resultd);
         result = result_1;
         k = adgen_floordiv_i64(k, 2);
         trips = trips + 1;

@@ -57,8 +57,9 @@ double power_b_dv(double x, const double *xd, double *xb, double *xbd, int64_t n
         /* pow_while.py:8: while k > 0: */
         adgen_push_f64(&tape, base);
         for (int64_t kd = 0; kd < nbdirs; ++kd) adgen_push_f64(&tape, based[kd]);
-        adgen_push_bool(&tape, tmp);
-        adgen_push_f64(&tape, result);
+        unsigned char *saved = adgen_push_block(&tape, 9);
+        adgen_put_bool(saved, 0, tmp);
+        adgen_put_f64(saved, 1, result);
         for (int64_t kd = 0; kd < nbdirs; ++kd) adgen_push_f64(&tape, resultd[kd]);
         result = result_1;
         base = base * base;
@@ -75,8 +76,9 @@ double power_b_dv(double x, const double *xd, double *xb, double *xbd, int64_t n
     for (int64_t kd = 0; kd < nbdirs; ++kd) basebd[kd] = 0.0;
     for (int64_t it = 0; it < trips; ++it) {
         for (int64_t kd = nbdirs - 1; kd >= 0; --kd) resultd[kd] = adgen_pop_f64(&tape);
-        double result_2 = adgen_pop_f64(&tape);
-        bool tmp_2 = adgen_pop_bool(&tape);
+        const unsigned char *saved_1 = adgen_pop_block(&tape, 9);
+        double result_2 = adgen_get_f64(saved_1, 1);
+        bool tmp_2 = adgen_get_bool(saved_1, 0);
         for (int64_t kd = nbdirs - 1; kd >= 0; --kd) based[kd] = adgen_pop_f64(&tape);
         base = adgen_pop_f64(&tape);
         /* pow_while.py:11: base = base * base */

@@ -58,8 +58,9 @@ static double continued_fraction_fwd_d(adgen_tape *tape, double x, double xd, in
         tmp_2 = xd - tmp_5 / tmp_4 * tmp_3;
     }
     /* recursive.py:5: if depth == 0: */
-    adgen_push_f64(tape, tmp_1);
-    adgen_push_f64(tape, tmp_3);
+    unsigned char *saved = adgen_push_block(tape, 16);
+    adgen_put_f64(saved, 0, tmp_1);
+    adgen_put_f64(saved, 8, tmp_3);
     *retd = tmp_2;
     return tmp;
 }
@@ -67,8 +68,9 @@ static double continued_fraction_fwd_d(adgen_tape *tape, double x, double xd, in
 static void continued_fraction_bwd_d(adgen_tape *tape, double x, int64_t depth, double retb, double retbd, double *xb, double *xbd)
 {
     /* recursive.py:5: if depth == 0: */
-    double tmp = adgen_pop_f64(tape);
-    double tmp_1 = adgen_pop_f64(tape);
+    const unsigned char *saved = adgen_pop_block(tape, 16);
+    double tmp = adgen_get_f64(saved, 8);
+    double tmp_1 = adgen_get_f64(saved, 0);
     double xb_1;
     double xbd_1;
     if (depth == 0) {

@@ -237,13 +237,53 @@ class FunctionEmitter(Variables):
         return "\n".join([self.sig.prototype() + "\n{", *self.lines, "}"])
 
     def region(self, r: Region, depth: int, top: bool = False) -> None:
+        groups = self.tape_groups(r)
         for op in r.ops:
             if op.results and all(id(v) in self.inlined for v in op.results) and \
                     not isinstance(op, (If, For, While, Call)):
                 continue
             if not isinstance(op, (Yield, Condition)):
                 self.comment_line(op, depth)
+            if id(op) in groups:
+                self.tape_group(groups[id(op)], depth)
             getattr(self, "op_" + type(op).__name__)(op, depth)
+
+    def tape_groups(self, r: Region) -> dict[int, list[Op]]:
+        """Runs of two or more consecutive pushes (or pops) of scalars in ``r`` that no loop
+        block holds, by their first op: each takes its bytes from the tape at once."""
+        if self.on_device:
+            return {}
+        groups: dict[int, list[Op]] = {}
+        run: list[Op] = []
+        for op in [*r.ops, None]:
+            if run and (op is None or type(op) is not type(run[0])
+                        or id(op) in self.block_slots or any(
+                            isinstance(v.type, VecType) for v in (*op.operands, *op.results))):
+                if len(run) > 1:
+                    groups[id(run[0])] = run
+                run = []
+            if isinstance(op, (Push, Pop)) and id(op) not in self.block_slots and not any(
+                    isinstance(v.type, VecType) for v in (*op.operands, *op.results)):
+                run.append(op)
+        return groups
+
+    def tape_group(self, ops: list[Op], depth: int) -> None:
+        """One ``adgen_push_block`` (``adgen_pop_block``) for the bytes of consecutive pushes
+        (pops), then a put (get) at each value's offset: the same bytes as one by one, with
+        one check of the tape's size."""
+        sizes = [_TAPE_BYTES[elem_of(v.type).name]
+                 for o in ops for v in (*o.operands, *o.results)]
+        width = sum(sizes)
+        saved = self.fresh_name("saved")
+        if isinstance(ops[0], Push):
+            self.emit(f"unsigned char *{saved} = adgen_push_block({self.tape}, {width});", depth)
+            offsets = [sum(sizes[:k]) for k in range(len(ops))]
+        else:  # the first pop gets the last value pushed
+            self.emit(f"const unsigned char *{saved} = adgen_pop_block({self.tape}, {width});",
+                      depth)
+            offsets = [sum(sizes[k + 1:]) for k in range(len(ops))]
+        for o, off in zip(ops, offsets, strict=True):
+            self.block_slots[id(o)] = (saved, str(off))
 
     def declare_or_assign(self, v: Value, rhs: _Expr | None, depth: int, vec_rhs: str | None = None) -> None:
         var = self.var_of[id(v)]
