@@ -179,6 +179,44 @@ def test_inactive_recurrences_are_carried_not_recorded(tmp_path: Path) -> None:
     assert report.ok, report.table()
 
 
+def test_increments_of_array_elements_pass_their_adjoint_through(tmp_path: Path) -> None:
+    """``a[i] += e`` reverses to ``eb += ab[i]``: the element's adjoint is read, not zeroed
+    and added back; ``-=`` subtracts it.  A store to the array between the load and the
+    store (``a[j] = ...``) keeps the generic reverse, and every variant is exact."""
+    path = module(tmp_path, """
+    def acc(x: Array[f64], y: Array[f64], w: float) -> float:
+        a = zeros(len(x))
+        for k in range(3):
+            for i in range(len(x)):
+                a[i] += w * x[i] * y[i]
+                a[i] -= 0.25 * x[i]
+        s = 0.0
+        for i in range(len(x)):
+            s += a[i] * a[i]
+        return s
+
+
+    def clobber(x: Array[f64], w: float) -> float:
+        a = zeros(len(x))
+        for i in range(len(x)):
+            t = a[i]
+            a[len(x) - 1 - i] = w * x[i]
+            a[i] = t + x[i] * x[i]
+        s = 0.0
+        for i in range(len(x)):
+            s += a[i] * a[i]
+        return s
+    """)
+    text = c_source(path)
+    acc_b = text[text.index("double acc_b("):text.index("double clobber_b(")]
+    assert "ab[i] = 0.0;" not in acc_b, acc_b
+    assert "ab[i] = 0.0;" in text[text.index("double clobber_b("):]
+    x = np.linspace(0.5, 1.5, 7)
+    report = adgen.check(path, args={"acc": (x, x[::-1].copy(), 0.3), "clobber": (x, 0.7)},
+                         modes=("forward", "reverse", "vector-reverse", "hvp"))
+    assert report.ok, report.table()
+
+
 def test_overwritten_elements_need_no_record(tmp_path: Path) -> None:
     """Writing an input array in place: the reverse sweep uses the loaded values, so the
     old contents are never saved, and the adjoint is still exact."""

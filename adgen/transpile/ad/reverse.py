@@ -34,10 +34,11 @@ from ..analysis.activity import ModuleActivity, written_params
 from ..frontend.fence import FORWARD_IN_REVERSE
 from ..ir.builder import Builder
 from ..ir.core import (
-    Call, Cast, Condition, Const, For, Function, If, Load, Module, Op, Prim, Region, Result,
-    Return, Store, Value, While, Yield, Zeros, is_array,
+    Call, Cast, Condition, Const, Dim, For, Function, If, Load, Module, Op, Prim, Region,
+    Result, Return, Store, Value, While, Yield, Zeros, is_array,
 )
 from ..ir.types import I64, ArrayType, ScalarType, Type, VecType
+from ..ir.walk import structure
 from . import rules
 from .forward import tangent_type
 from .record import Recorder
@@ -80,6 +81,7 @@ class AdjointFunction:
         self.trips: dict[int, Value] = {}  # old while -> forward trip count
         self.mirror: dict[int, Region] = {}
         self.preseed: dict[tuple[int, int], Value] = {}
+        self.uses: dict[int, list[Op]] | None = None  # value -> the ops using it, when needed
         #: adjoint loop body -> (that loop, {forward carried value: (its initial value, its
         #: update)}): the inactive values it may carry itself (``reverse_loop``'s ``replay``)
         self.replays: dict[int, tuple[For, dict[int, tuple[Value, Value]]]] = {}
@@ -456,11 +458,54 @@ class AdjointFunction:
                     adjoint_name(op.result.name))
 
     def reverse_ops(self, ops: list[Op], b: Builder, adj: dict[int, Value]) -> None:
+        increments = self.increments(ops)
         for op in reversed(ops):
             b.loc = op.loc
+            if id(op) in increments:
+                self.rev_increment(op, increments[id(op)], b, adj)  # type: ignore[arg-type]
+                continue
             handler = getattr(self, "rev_" + type(op).__name__, None)
             if handler is not None:
                 handler(op, b, adj)
+
+    def increments(self, ops: list[Op]) -> dict[int, tuple[Value, bool]]:
+        """The stores of ``ops`` that increment an element of an array with an adjoint
+        (``a[i] = a[i] + e`` or ``a[i] = a[i] - e``, the loaded value used only there, nothing
+        but arithmetic and loads in between), with their ``e`` and whether it is subtracted:
+        the adjoint of the element passes through unchanged (``eb += ab[i]``), where the
+        store and the load reversed one by one would zero it and add it back."""
+        if self.uses is None:
+            self.uses = structure(self.fn).uses
+        at = {id(o): k for k, o in enumerate(ops)}
+        out: dict[int, tuple[Value, bool]] = {}
+        for k, op in enumerate(ops):
+            if not isinstance(op, Store) or id(op.operands[0]) not in self.shadow:
+                continue
+            value = op.operands[-1]
+            upd = value.owner
+            if not (isinstance(upd, Prim) and upd.prim in ("add", "sub")
+                    and self.uses.get(id(value)) == [op]):
+                continue
+            for j in ((0, 1) if upd.prim == "add" else (0,)):
+                old = upd.operands[j].owner
+                if isinstance(old, Load) and old.operands[0] is op.operands[0] and \
+                        len(old.operands) == len(op.operands) - 1 and \
+                        all(a is c for a, c in zip(old.operands[1:], op.operands[1:-1])) and \
+                        self.uses.get(id(old.result)) == [upd] and id(old) in at and \
+                        all(isinstance(o, (Prim, Cast, Load, Const, Dim))
+                            for o in ops[at[id(old)] + 1:k]):
+                    out[id(op)] = (upd.operands[1 - j], upd.prim == "sub")
+                    break
+        return out
+
+    def rev_increment(self, op: Store, inc: tuple[Value, bool], b: Builder,
+                      adj: dict[int, Value]) -> None:
+        e, minus = inc
+        if not self.active(e) or isinstance(e.type, ArrayType):
+            return
+        idx = [self.m(i) for i in op.operands[1:-1]]
+        vb = b.load(self.shadow[id(op.operands[0])], idx, adjoint_name(op.operands[-1].name))
+        self.accumulate(b, adj, e, b.neg(vb) if minus else vb)
 
     def rev_Prim(self, op: Prim, b: Builder, adj: dict[int, Value]) -> None:
         yb = adj.pop(id(op.result), None)
