@@ -4,6 +4,7 @@ exact (the three-way check) with no tape."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -180,6 +181,69 @@ def test_ties_and_empty_loops_match_the_sequential_adjoint(tmp_path: Path) -> No
     assert np.array_equal(np.nonzero(yb)[0], [1]) and yb[1] == pytest.approx(-6.0)
     (g,) = m.lse.grad(np.array([0.7]))
     assert g[0] == pytest.approx(1.0)
+
+
+def test_a_cheap_extreme_stays_vectorised_and_its_index_is_searched_after(tmp_path: Path) -> None:
+    """``m = max(m, e)`` with a body of loads and arithmetic: the adjoint keeps the loop a
+    ``reduction(max: ...)`` and searches the first iteration whose e is the maximum after
+    it, so ties go to the first, an extreme equal to the initial value to the initial value,
+    and ranges with other starts and steps (``min`` alike) as the primal has them."""
+    path = module(tmp_path, """
+    def first_max(x: Array[f64], w: float) -> float:
+        m = x[0] * w
+        for i in range(1, len(x)):
+            m = max(m, x[i] * w)
+        return m
+
+
+    def stepped_min(x: Array[f64]) -> float:
+        m = 10.0
+        for i in range(len(x) - 1, 0, -2):
+            m = min(m, x[i] - 0.5 * x[i - 1])
+        return m
+    """)
+    text = c_text(path, "reverse")
+    # (a loop by -2 is not marked: only steps of 1 and -1 are)
+    assert "ADGEN_SIMD(omp simd reduction(max: " in text and text.count("while (1)") == 2, text
+    m = adgen.load(path, modes=("reverse",))
+    x = np.array([1.0, 3.0, -2.0, 3.0, 0.5])
+    xb, wb = m.first_max.grad(x, 2.0)  # 3 * 2 at 1 and 3: the first, 1
+    assert np.array_equal(np.nonzero(xb)[0], [1]) and xb[1] == 2.0 and wb == 3.0
+    xb, _ = m.first_max.grad(np.array([3.0, 1.0, 3.0]), 2.0)  # the initial value ties: x[0]
+    assert np.array_equal(np.nonzero(xb)[0], [0]) and xb[0] == 2.0
+    y = np.array([0.0, -1.0, 4.0, -1.0, 0.0, -3.0])  # i = 5, 3, 1: -3, -3, -1 -> 5 and 4
+    (yb,) = m.stepped_min.grad(y)
+    assert yb.tolist() == [0.0, 0.0, 0.0, 0.0, -0.5, 1.0]
+    (yb,) = m.stepped_min.grad(np.array([0.0, -40.0, 0.0]))  # 20 > 10: the initial value
+    assert not yb.any()
+    assert m.tape_bytes() == 0
+    report = adgen.check(path, modes=("forward", "reverse", "vector-reverse", "hvp"))
+    assert report.ok, report.table()
+
+
+def test_extremes_over_negative_indices(tmp_path: Path) -> None:
+    """A running extreme whose loop runs over negative indices: the index of the element it
+    keeps may be negative (no -1 for "none"), searched after the loop or carried in it."""
+    path = module(tmp_path, """
+    def cheap(x: Array[f64]) -> float:
+        m = -1e300
+        for i in range(-2, len(x) - 2):
+            m = max(m, x[i + 2] * x[i + 2])
+        return m
+
+
+    def costly(x: Array[f64]) -> float:
+        m = -1e300
+        for i in range(-2, len(x) - 2):
+            m = max(m, math.exp(x[i + 2]))
+        return m
+    """)
+    m = adgen.load(path, modes=("reverse",))
+    x = np.array([3.0, -1.0, 0.5, 2.0])  # the extreme at i = -2
+    (xb,) = m.cheap.grad(x)
+    assert xb.tolist() == [6.0, 0.0, 0.0, 0.0]
+    (xb,) = m.costly.grad(x)
+    assert xb.tolist() == [math.exp(3.0), 0.0, 0.0, 0.0]
 
 
 def test_a_value_overwritten_in_every_iteration_is_not_a_sum(tmp_path: Path) -> None:

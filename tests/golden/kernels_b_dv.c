@@ -418,7 +418,7 @@ double kmeans_cost_b_dv(const double *x, const double *xd, double *xb, double *x
             best = adgen_min_f64(best, d2);
         }
         /* kernels.py:60: for k in range(centers.shape[0]): */
-        if (k >= 0) {
+        if (k != -1) {
             /* kernels.py:62: for j in range(x.shape[1]): */
             double d2_1 = 0.0;
             ADGEN_SIMD(omp simd reduction(+: d2_1))
@@ -447,7 +447,7 @@ double kmeans_cost_b_dv(const double *x, const double *xd, double *xb, double *x
             best_1 = adgen_min_f64(best_1, d2_2);
         }
         /* kernels.py:60: for k in range(centers.shape[0]): */
-        if (k >= 0) {
+        if (k != -1) {
             /* kernels.py:62: for j in range(x.shape[1]): */
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* kernels.py:64: d2 += t * t */

@@ -59,15 +59,31 @@ static double logsumexp(const double *x, int64_t x_shape0)
     double m = x[0];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
     double m_1 = m;
-    int64_t k = -1;
+    ADGEN_SIMD(omp simd reduction(max: m_1))
     for (int64_t i = 0; i < x_shape0; ++i) {
-        /* logsumexp_custom.py:27: m = max(m, x[i]) */
-        double x_i = x[i];
-        k = x_i > m_1 ? i : k;
-        m_1 = adgen_max_f64(m_1, x_i);
+        m_1 = adgen_max_f64(m_1, x[i]);
     }
-    /* logsumexp_custom.py:26: for i in range(len(x)): */
-    if (k >= 0) {
+    bool found;
+    int64_t k;
+    if (m_1 > m) {
+        int64_t i_1 = 0;
+        while (1) {
+            bool tmp;
+            if (i_1 < x_shape0) {
+                tmp = x[i_1] != m_1;
+            } else {
+                tmp = false;
+            }
+            if (!tmp) break;
+            i_1 = i_1 + 1;
+        }
+        found = i_1 < x_shape0;
+        k = i_1;
+    } else {
+        found = false;
+        k = 0;
+    }
+    if (found) {
         m = x[k];
     }
     /* logsumexp_custom.py:29: for i in range(len(x)): */

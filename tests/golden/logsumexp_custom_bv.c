@@ -44,16 +44,31 @@ static double logsumexp_fwd(adgen_tape *tape, const double *x, int64_t x_shape0)
     double m = x[0];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
     double m_1 = m;
-    int64_t k = -1;
+    ADGEN_SIMD(omp simd reduction(max: m_1))
     for (int64_t i = 0; i < x_shape0; ++i) {
-        /* logsumexp_custom.py:27: m = max(m, x[i]) */
-        double x_i = x[i];
-        k = x_i > m_1 ? i : k;
-        m_1 = adgen_max_f64(m_1, x_i);
+        m_1 = adgen_max_f64(m_1, x[i]);
     }
-    /* logsumexp_custom.py:26: for i in range(len(x)): */
-    bool tmp = k >= 0;
-    if (tmp) {
+    bool found;
+    int64_t k;
+    if (m_1 > m) {
+        int64_t i_1 = 0;
+        while (1) {
+            bool tmp;
+            if (i_1 < x_shape0) {
+                tmp = x[i_1] != m_1;
+            } else {
+                tmp = false;
+            }
+            if (!tmp) break;
+            i_1 = i_1 + 1;
+        }
+        found = i_1 < x_shape0;
+        k = i_1;
+    } else {
+        found = false;
+        k = 0;
+    }
+    if (found) {
         m = x[k];
     }
     /* logsumexp_custom.py:29: for i in range(len(x)): */
@@ -71,7 +86,7 @@ static double logsumexp_fwd(adgen_tape *tape, const double *x, int64_t x_shape0)
     /* logsumexp_custom.py:31: return m + math.log(s) */
     unsigned char *saved = adgen_push_block(tape, 17);
     adgen_put_f64(saved, 0, s);
-    adgen_put_bool(saved, 8, tmp);
+    adgen_put_bool(saved, 8, found);
     adgen_put_i64(saved, 9, k);
     return m + log(s);
 }
@@ -83,27 +98,27 @@ static void logsumexp_bwd(adgen_tape *tape, const double *x, double *xb, int64_t
     /* logsumexp_custom.py:31: return m + math.log(s) */
     const unsigned char *saved = adgen_pop_block(tape, 17);
     int64_t k = adgen_get_i64(saved, 9);
-    bool tmp = adgen_get_bool(saved, 8);
+    bool found = adgen_get_bool(saved, 8);
     double s = adgen_get_f64(saved, 0);
-    double tmp_1 = 1.0 / s;
+    double tmp = 1.0 / s;
     double sb[nbdirs];
-    for (int64_t kd = 0; kd < nbdirs; ++kd) sb[kd] = tmp_1 * retb[kd];
+    for (int64_t kd = 0; kd < nbdirs; ++kd) sb[kd] = tmp * retb[kd];
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double mb[nbdirs];
     for (int64_t kd = 0; kd < nbdirs; ++kd) mb[kd] = retb[kd];
     int64_t count = x_shape0;
     const unsigned char *block = adgen_pop_block(tape, count * 8);
     for (int64_t i = x_shape0 - 1; i >= 0; --i) {
-        double tmp_2 = adgen_get_f64(block, i * 8);
+        double tmp_1 = adgen_get_f64(block, i * 8);
         /* logsumexp_custom.py:30: s += math.exp(x[i] - m) */
-        double tmp_3[nbdirs];
-        for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_3[kd] = tmp_2 * sb[kd];
-        for (int64_t kd = 0; kd < nbdirs; ++kd) xb[i * nbdirs + kd] += tmp_3[kd];
-        for (int64_t kd = 0; kd < nbdirs; ++kd) mb[kd] = mb[kd] - tmp_3[kd];
+        double tmp_2[nbdirs];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_2[kd] = tmp_1 * sb[kd];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) xb[i * nbdirs + kd] += tmp_2[kd];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) mb[kd] = mb[kd] - tmp_2[kd];
     }
     /* logsumexp_custom.py:26: for i in range(len(x)): */
     double mb_1[nbdirs];
-    if (tmp) {
+    if (found) {
         /* logsumexp_custom.py:27: m = max(m, x[i]) */
         for (int64_t kd = 0; kd < nbdirs; ++kd) xb[k * nbdirs + kd] += mb[kd];
         for (int64_t kd = 0; kd < nbdirs; ++kd) mb_1[kd] = 0.0;
@@ -122,16 +137,31 @@ double logsumexp_bv(const double *x, double *xb, int64_t x_shape0, const double 
     double m = x[0];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
     double m_1 = m;
-    int64_t k = -1;
+    ADGEN_SIMD(omp simd reduction(max: m_1))
     for (int64_t i = 0; i < x_shape0; ++i) {
-        /* logsumexp_custom.py:27: m = max(m, x[i]) */
-        double x_i = x[i];
-        k = x_i > m_1 ? i : k;
-        m_1 = adgen_max_f64(m_1, x_i);
+        m_1 = adgen_max_f64(m_1, x[i]);
     }
-    /* logsumexp_custom.py:26: for i in range(len(x)): */
-    bool tmp = k >= 0;
-    if (tmp) {
+    bool found;
+    int64_t k;
+    if (m_1 > m) {
+        int64_t i_1 = 0;
+        while (1) {
+            bool tmp;
+            if (i_1 < x_shape0) {
+                tmp = x[i_1] != m_1;
+            } else {
+                tmp = false;
+            }
+            if (!tmp) break;
+            i_1 = i_1 + 1;
+        }
+        found = i_1 < x_shape0;
+        k = i_1;
+    } else {
+        found = false;
+        k = 0;
+    }
+    if (found) {
         m = x[k];
     }
     /* logsumexp_custom.py:29: for i in range(len(x)): */
@@ -157,7 +187,7 @@ double logsumexp_bv(const double *x, double *xb, int64_t x_shape0, const double 
     }
     /* logsumexp_custom.py:26: for i in range(len(x)): */
     double mb_1[nbdirs];
-    if (tmp) {
+    if (found) {
         /* logsumexp_custom.py:27: m = max(m, x[i]) */
         for (int64_t kd = 0; kd < nbdirs; ++kd) xb[k * nbdirs + kd] += mb[kd];
         for (int64_t kd = 0; kd < nbdirs; ++kd) mb_1[kd] = 0.0;

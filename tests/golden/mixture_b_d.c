@@ -74,7 +74,7 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
             top = adgen_max_f64(top, tmp);
         }
         /* mixture.py:19: for k in range(means.shape[0]): */
-        if (k >= 0) {
+        if (k != -1) {
             /* mixture.py:21: for j in range(x.shape[1]): */
             double d2_1 = 0.0;
             ADGEN_SIMD(omp simd reduction(+: d2_1))
@@ -133,7 +133,7 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
                 top_1 = adgen_max_f64(top_1, tmp_1);
             }
             /* mixture.py:19: for k in range(means.shape[0]): */
-            bool tmp_2 = k_2 >= 0;
+            bool tmp_2 = k_2 != -1;
             double topd;
             if (tmp_2) {
                 /* mixture.py:21: for j in range(x.shape[1]): */

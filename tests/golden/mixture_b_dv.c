@@ -75,7 +75,7 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
             top = adgen_max_f64(top, tmp);
         }
         /* mixture.py:19: for k in range(means.shape[0]): */
-        if (k >= 0) {
+        if (k != -1) {
             /* mixture.py:21: for j in range(x.shape[1]): */
             double d2_1 = 0.0;
             ADGEN_SIMD(omp simd reduction(+: d2_1))
@@ -134,7 +134,7 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
                 top_1 = adgen_max_f64(top_1, tmp_1);
             }
             /* mixture.py:19: for k in range(means.shape[0]): */
-            bool tmp_2 = k_2 >= 0;
+            bool tmp_2 = k_2 != -1;
             double topd[nbdirs];
             if (tmp_2) {
                 /* mixture.py:21: for j in range(x.shape[1]): */

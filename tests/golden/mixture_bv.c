@@ -65,7 +65,7 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
             top = adgen_max_f64(top, tmp);
         }
         /* mixture.py:19: for k in range(means.shape[0]): */
-        if (k >= 0) {
+        if (k != -1) {
             /* mixture.py:21: for j in range(x.shape[1]): */
             double d2_1 = 0.0;
             ADGEN_SIMD(omp simd reduction(+: d2_1))
@@ -121,7 +121,7 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
                 top_1 = adgen_max_f64(top_1, tmp_1);
             }
             /* mixture.py:19: for k in range(means.shape[0]): */
-            bool tmp_2 = k_2 >= 0;
+            bool tmp_2 = k_2 != -1;
             if (tmp_2) {
                 /* mixture.py:21: for j in range(x.shape[1]): */
                 double d2_4 = 0.0;

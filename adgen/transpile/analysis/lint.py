@@ -16,7 +16,7 @@ Both need the activity analysis (what depends on an independent input):
 from __future__ import annotations
 
 from ..frontend.diagnostics import Warning_
-from ..ir.core import Cast, Loc, Module, Prim
+from ..ir.core import NOWHERE, Cast, Loc, Module, Prim
 from ..ir.types import ScalarType
 from .activity import ModuleActivity
 
@@ -39,6 +39,8 @@ def lint(module: Module, activity: ModuleActivity) -> list[Warning_]:
             continue
         varied = act.varied
         for op in fn.walk():
+            if op.loc is NOWHERE:  # what a transform added, not the user's code
+                continue
             if isinstance(op, Prim) and op.prim in SPELLING and any(
                     id(v) in varied and _is_float(v.type) for v in op.operands):
                 warn(op.loc, f"'{SPELLING[op.prim]}' of a value that depends on an independent "

@@ -56,8 +56,13 @@ def _term(c: str) -> str:
 
 
 def _plus_one(c: str) -> str:
-    """The C expression ``c + 1``, folded when ``c`` is an integer literal."""
-    return str(int(c) + 1) if re.fullmatch(r"-?\d+", c) else f"{_term(c)} + 1"
+    """The C expression ``c + 1``, folded when ``c`` is an integer literal or ends in ``- 1``
+    (additive and multiplicative operators only, so that the ``- 1`` is outermost)."""
+    if re.fullmatch(r"-?\d+", c):
+        return str(int(c) + 1)
+    if c.endswith(" - 1") and _term(c) == c:
+        return c[:-len(" - 1")]
+    return f"{_term(c)} + 1"
 
 
 #: bytes a value of each type takes on the tape (sizeof in C)
