@@ -217,6 +217,42 @@ def test_increments_of_array_elements_pass_their_adjoint_through(tmp_path: Path)
     assert report.ok, report.table()
 
 
+def test_short_circuit_conditions_are_written_with_and_and_or(tmp_path: Path) -> None:
+    """``and``/``or`` whose second operand must not run first are written ``&&``/``||`` where
+    their value is read right away (a ``while`` condition, the loop with ``break`` in
+    reverse mode), with the three-way check holding; gcc -Wparentheses stays quiet
+    (tests/test_examples.py compiles with -Werror, here through adgen.load)."""
+    path = module(tmp_path, """
+    def first(x: Array[f64], v: float) -> float:
+        i = 0
+        while i < len(x) and x[i] < v:
+            i += 1
+        j = len(x) - 1
+        while j < 0 or x[j] > v and j > i:
+            j -= 1
+        return x[i % len(x)] * v + x[j] * x[j]
+
+
+    def partial(x: Array[f64], limit: float) -> float:
+        s = 0.0
+        for i in range(len(x)):
+            if s > limit:
+                break
+            s += x[i] * x[i]
+        return s
+    """)
+    m = adgen.load(path, modes=("primal", "reverse"), cflags=["-O2", "-Wall", "-Werror"])
+    text = m.transpiled.outputs["primal"].source.text  # type: ignore[attr-defined]
+    assert "while (i < x_shape0 && x[i] < v) {" in text, text
+    assert "while (j < 0 || ((x[j] > v) && (j > i))) {" in text, text
+    assert "while (exit_code == 0 && i < x_shape0) {" in c_source(path)
+    x = np.array([0.5, 2.0, -1.0, 3.0])
+    assert m.first(x, 2.0) == x[1] * 2.0 + x[2] * x[2]  # i = 1, j = 2
+    report = adgen.check(path, args={"first": (x, 1.9), "partial": (x, 4.0)},
+                         modes=("forward", "reverse"))
+    assert report.ok, report.table()
+
+
 def test_overwritten_elements_need_no_record(tmp_path: Path) -> None:
     """Writing an input array in place: the reverse sweep uses the loaded values, so the
     old contents are never saved, and the adjoint is still exact."""

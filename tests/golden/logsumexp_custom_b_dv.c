@@ -57,14 +57,7 @@ static double logsumexp(const double *x, int64_t x_shape0)
     int64_t k;
     if (m_1 > m) {
         int64_t i_1 = 0;
-        while (1) {
-            bool tmp;
-            if (i_1 < x_shape0) {
-                tmp = x[i_1] != m_1;
-            } else {
-                tmp = false;
-            }
-            if (!tmp) break;
+        while (i_1 < x_shape0 && x[i_1] != m_1) {
             i_1 = i_1 + 1;
         }
         found = i_1 < x_shape0;
@@ -127,14 +120,7 @@ static double logsumexp_dv(const double *x, const double *xd, int64_t x_shape0, 
     int64_t k;
     if (m_1 > m) {
         int64_t i_1 = 0;
-        while (1) {
-            bool tmp;
-            if (i_1 < x_shape0) {
-                tmp = x[i_1] != m_1;
-            } else {
-                tmp = false;
-            }
-            if (!tmp) break;
+        while (i_1 < x_shape0 && x[i_1] != m_1) {
             i_1 = i_1 + 1;
         }
         found = i_1 < x_shape0;

@@ -19,7 +19,7 @@ from ..ir.core import (
 from ..ir.prims import PRIMS
 from ..ir.types import ArrayType, ScalarType, Type, VecType, elem_of
 from .signature import CSignature
-from .variables import Var, Variables
+from .variables import Var, Variables, constant_branch
 from ..frontend.diagnostics import AdgenError
 from ..ir.walk import index_dependent
 
@@ -143,7 +143,26 @@ class FunctionEmitter(Variables):
             return _Expr(self.element(op.operands[0], op.operands[1:], rename, op.loc.line), ATOM)
         if isinstance(op, Prim):
             return self.prim_expr(op, rename, vec)
+        if isinstance(op, If):
+            return self.logical_expr(op, rename)
         raise AssertionError(f"no expression for {op}")
+
+    def logical_expr(self, op: If, rename: dict[str, str] | None) -> _Expr:
+        """``a && b`` or ``a || b`` for an ``if`` that one branch ends with a constant
+        (``Variables.is_logical``): ``if a: b else: False`` and ``if a: True else: b``."""
+        cond = self.expr(op.operands[0], rename)
+        then, other = (r.ops[-1].operands[0] for r in op.regions)
+        const = then if constant_branch(op.regions[0]) else other
+        value = other if const is then else then
+        assert isinstance(const.owner, Const)
+        # (operands of && and || in parentheses when they are themselves && or ||: -Wparentheses)
+        rhs = self.paren(self.expr(value, rename), PREC["&&"] + 1)
+        # if a: b else: False -> a && b;  if a: True else: b -> a || b;
+        # if a: b else: True -> !a || b;  if a: False else: b -> !a && b
+        logic = "||" if const.owner.value else "&&"
+        left = self.paren(cond, PREC["&&"] + 1) if (const is other) != bool(const.owner.value) \
+            else "!" + self.paren(cond, UNARY_PREC)
+        return _Expr(f"{left} {logic} {rhs}", PREC[logic])
 
     def paren(self, e: _Expr, need: int) -> str:
         return e.text if e.prec >= need else f"({e.text})"
@@ -245,7 +264,7 @@ class FunctionEmitter(Variables):
         groups = self.tape_groups(r)
         for op in r.ops:
             if op.results and all(id(v) in self.inlined for v in op.results) and \
-                    not isinstance(op, (If, For, While, Call)):
+                    not isinstance(op, (For, While, Call)):  # (an inlined if: a && b)
                 continue
             if not isinstance(op, (Yield, Condition)):
                 self.comment_line(op, depth)

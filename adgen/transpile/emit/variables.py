@@ -22,7 +22,7 @@ from ..ir.core import (
     Push, Region, Store, Value, While, Yield, Zeros,
 )
 from ..ir.prims import PRIMS
-from ..ir.types import ArrayType, Type, VecType, elem_of
+from ..ir.types import BOOL, ArrayType, Type, VecType, elem_of
 from .names import reserved
 from .signature import CSignature, root_param
 
@@ -43,6 +43,13 @@ class Var:
     end: int = -1
     declared: bool = False
     values: list[Value] = field(default_factory=list)
+
+
+def constant_branch(r: Region) -> bool:
+    """Whether the branch ``r`` of an ``if`` only yields one constant."""
+    y = r.ops[-1]
+    return isinstance(y, Yield) and len(y.operands) == 1 and \
+        isinstance(y.operands[0].owner, Const) and all(isinstance(o, Const) for o in r.ops[:-1])
 
 
 @dataclass
@@ -321,10 +328,40 @@ class Variables:
             for op in reversed(r.ops):
                 for sub in op.regions:
                     region(sub)
-                if isinstance(op, (Const, Dim)) or self.can_inline(op, r):
+                if isinstance(op, (Const, Dim)) or self.can_inline(op, r) or \
+                        isinstance(op, If) and self.is_logical(op, r):
                     self.inlined.add(id(op.results[0]))
 
         region(self.fn.body)
+
+    def is_logical(self, op: If, r: Region) -> bool:
+        """Whether the ``if`` is Python's ``a and b`` (``a or b``): one bool result, one
+        branch yielding a constant and the other an expression (all its ops inlined), read
+        by the statement right after it; it is then written ``a && b`` (``a || b``) there."""
+        if len(op.results) != 1 or op.results[0].type != BOOL:
+            return False
+        users = self.uses.get(id(op.results[0]), [])
+        if len(users) != 1 or isinstance(users[0], (While, Zeros, For)) or \
+                self.layout.region_of.get(id(users[0])) is not r:
+            return False
+        ops = r.ops
+        after = ops[self.layout.index[id(op)] + 1:self.layout.index[id(users[0])]]
+        if any(not (o.results and all(id(v) in self.inlined for v in o.results)) for o in after):
+            return False
+        consts = [constant_branch(b) for b in op.regions]
+        if consts.count(True) != 1:
+            return False
+        expr = op.regions[consts.index(False)]
+        return all(isinstance(o, (Prim, Cast, Load, Const, Dim)) and id(o.results[0]) in self.inlined
+                   for o in expr.ops[:-1]) and len(expr.ops[-1].operands) == 1 and \
+            self.is_expression(expr.ops[-1].operands[0], expr)
+
+    def is_expression(self, v: Value, r: Region) -> bool:
+        """Whether ``v`` (yielded in ``r``) is written as an expression: a constant, a value
+        defined outside ``r``, or an inlined op of ``r``."""
+        owner = v.owner
+        return not isinstance(owner, Op) or self.layout.region_of.get(id(owner)) is not r or \
+            id(v) in self.inlined
 
     def can_inline(self, op: Op, r: Region) -> bool:
         """Whether ``op``'s value can be written inside the expression of its one user.
@@ -399,12 +436,20 @@ class Variables:
         return end
 
     def statement_of(self, op: Op) -> Op:
-        """The op whose statement contains ``op`` (itself unless ``op`` is inlined)."""
-        while op.results and id(op.results[0]) in self.inlined:
-            users = self.uses.get(id(op.results[0]), [])
-            if not users:
-                break
-            op = users[0]
+        """The op whose statement contains ``op`` (itself unless ``op`` is inlined; the ops of
+        an ``if`` written ``a && b`` are in the statement of its user)."""
+        while True:
+            if op.results and id(op.results[0]) in self.inlined:
+                users = self.uses.get(id(op.results[0]), [])
+                if not users:
+                    break
+                op = users[0]
+            else:
+                parent = self.layout.parent_of.get(id(op))
+                if not (isinstance(op, Yield) and isinstance(parent, If) and
+                        parent.results and id(parent.results[0]) in self.inlined):
+                    break
+                op = parent
         return op
 
     def in_bounds(self, user: Op, v: Value, loop: For) -> bool:
