@@ -46,7 +46,7 @@ def test_loop_records_one_value_per_iteration(tmp_path: Path) -> None:
 
 
 def test_tape_buffer_kept_between_calls_or_not(tmp_path: Path) -> None:
-    """The tape's buffer is kept for the thread's next call (ADGEN_TAPE_KEEP) or freed
+    """The tape's buffer is kept for the next call (ADGEN_TAPE_KEEP) or freed
     (-DADGEN_TAPE_KEEP=0): the same gradients and tape sizes, calls of growing and
     shrinking tapes alike."""
     path = module(tmp_path, POW_LOOP)

@@ -129,8 +129,7 @@ static inline void *adgen_calloc(size_t count, size_t size)
     return p;
 }
 
-/* Per-thread state: the tape bytes of the last adjoint call (one per generated file), the
- * tape buffer kept for the next call. */
+/* The tape bytes of the last adjoint call on this thread (one per generated file). */
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_THREADS__)
 #define ADGEN_THREAD_LOCAL _Thread_local
 #elif defined(__GNUC__)
@@ -149,20 +148,29 @@ typedef struct {
     size_t peak; /* most bytes in use at once */
 } adgen_tape;
 
-/* A freed tape's buffer is kept for the next tape of the same thread (the largest one
- * freed, up to ADGEN_TAPE_KEEP bytes; -DADGEN_TAPE_KEEP=0 frees every buffer): a large
- * tape is then not mapped again, page fault by page fault, at every call. */
+/* A freed tape's buffer is kept for the next tape (one buffer per generated file, the last
+ * one freed, up to ADGEN_TAPE_KEEP bytes; -DADGEN_TAPE_KEEP=0 frees every buffer): a large
+ * tape is then not mapped again, page fault by page fault, at every call.  Threads take and
+ * give it back with an atomic exchange (one that finds none allocates its own); its
+ * capacity is kept in its first bytes while it waits. */
 #ifndef ADGEN_TAPE_KEEP
 #define ADGEN_TAPE_KEEP ((size_t)1 << 30)
 #endif
-static ADGEN_THREAD_LOCAL unsigned char *adgen_tape_spare;
-static ADGEN_THREAD_LOCAL size_t adgen_tape_spare_cap;
+#if defined(__GNUC__) || defined(__clang__)
+#define ADGEN_TAPE_EXCHANGE(p) __atomic_exchange_n(&adgen_tape_spare, (p), __ATOMIC_ACQ_REL)
+#else /* no atomic exchange known: nothing is kept */
+#define ADGEN_TAPE_EXCHANGE(p) ((void)(p), (unsigned char *)NULL)
+#endif
+static unsigned char *adgen_tape_spare;
 
 static inline adgen_tape adgen_tape_take(void)
 {
-    adgen_tape t = {adgen_tape_spare, 0, adgen_tape_spare_cap, 0};
-    adgen_tape_spare = NULL;
-    adgen_tape_spare_cap = 0;
+    adgen_tape t = {NULL, 0, 0, 0};
+    if (ADGEN_TAPE_KEEP > 0) {
+        t.data = ADGEN_TAPE_EXCHANGE(NULL);
+        if (t.data != NULL)
+            memcpy(&t.cap, t.data, sizeof t.cap);
+    }
     return t;
 }
 
@@ -187,13 +195,12 @@ static inline void adgen_tape_grow(adgen_tape *t, size_t need)
 static inline size_t adgen_tape_free(adgen_tape *t)
 {
     size_t peak = t->peak > t->top ? t->peak : t->top;
-    if (t->cap <= (size_t)ADGEN_TAPE_KEEP && t->cap > adgen_tape_spare_cap) {
-        free(adgen_tape_spare);
-        adgen_tape_spare = t->data;
-        adgen_tape_spare_cap = t->cap;
-    } else {
-        free(t->data);
+    unsigned char *old = t->data;
+    if (t->data != NULL && t->cap <= (size_t)ADGEN_TAPE_KEEP) {
+        memcpy(t->data, &t->cap, sizeof t->cap);
+        old = ADGEN_TAPE_EXCHANGE(t->data);
     }
+    free(old);
     t->data = NULL;
     t->top = t->cap = t->peak = 0;
     return peak;
