@@ -371,15 +371,17 @@ class Checker:
             scale_g = max((float(np.max(np.abs(np.asarray(gradient[k])), initial=0.0))
                            for k in have), default=0.0)
             err = float("inf")
-            # a gradient may jump (that of a % b, for one): a step that crosses a jump is
-            # tried again ten and a hundred times smaller
-            for h in (HVP_STEP, HVP_STEP / 10, HVP_STEP / 100):
+            # a failed comparison is tried again: ten times larger (differences of a gradient
+            # that itself carries rounding, 1 - tanh(t)**2 at large t, say), then ten and a
+            # hundred times smaller (a step that crosses a jump of the gradient, that of
+            # a % b for one)
+            for h in (HVP_STEP, 10 * HVP_STEP, HVP_STEP / 10, HVP_STEP / 100):
                 # Richardson: (4 D(h/2) - D(h)) / 3 cancels the h**2 term of central differences
                 coarse, fine = central(h), central(h / 2)
                 fd = [(4.0 * f - c) / 3.0 for f, c in zip(fine, coarse, strict=True)]
                 # differences of a gradient of size g at step h carry rounding ~1e-16 g / h
                 err = min(err, self.fd_error([hv[k] for k in have], fd, scale_g,
-                                             floor=1e-6 * HVP_STEP / h))
+                                             floor=1e-6 * max(1.0, HVP_STEP / h)))
                 if err <= self.tol["hvp"]:
                     break
             rows.append(CheckRow(self.fn.name, "hvp vs differences of the gradient", err,
