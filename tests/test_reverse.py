@@ -179,6 +179,50 @@ def test_inactive_recurrences_are_carried_not_recorded(tmp_path: Path) -> None:
     assert report.ok, report.table()
 
 
+def test_integer_counters_are_unwound_not_recorded(tmp_path: Path) -> None:
+    """An inactive integer updated by ``+= d`` in a loop whose adjoint counts down is carried
+    back by the adjoint loop from its final value (``idx - 1``): the tape holds that final
+    value once per run of the inner loop (8 bytes per outer iteration), not the counter at
+    every inner iteration.  A sign only compared (``sign > 0``) keeps its 1-byte test."""
+    path = module(tmp_path, """
+    def tri(l: Array[f64], x: Array[f64]) -> float:
+        d = len(x)
+        qx = zeros(d)
+        idx = 0
+        for i in range(d):
+            for j in range(i + 1, d):
+                qx[j] += l[idx] * x[i]
+                idx += 1
+        s = 0.0
+        for j in range(d):
+            s += qx[j] * qx[j] * x[j]
+        return s
+
+
+    def signs(x: Array[f64]) -> float:
+        s = 0.0
+        sign = 1
+        for i in range(len(x)):
+            if sign > 0:
+                s = s + x[i] * s + x[i]
+            else:
+                s = s - x[i] * s
+            sign = -sign
+        return s
+    """)
+    text = c_source(path)
+    assert "idx = idx - 1;" in text, text
+    m = adgen.load(path, modes=("reverse",))
+    x, l = np.linspace(0.5, 1.5, 6), np.linspace(0.1, 1.0, 15)
+    m.tri.grad(l, x)
+    assert m.tape_bytes() == 8 * len(x)
+    m.signs.grad(x)
+    assert m.tape_bytes() == 9 * len(x)  # s and the test of sign: sign itself is not saved
+    report = adgen.check(path, args={"tri": (l, x), "signs": (x,)},
+                         modes=("forward", "reverse", "vector-reverse", "hvp"))
+    assert report.ok, report.table()
+
+
 def test_increments_of_array_elements_pass_their_adjoint_through(tmp_path: Path) -> None:
     """``a[i] += e`` reverses to ``eb += ab[i]``: the element's adjoint is read, not zeroed
     and added back; ``-=`` subtracts it.  A store to the array between the load and the

@@ -109,24 +109,23 @@ double series_b(double x, double *xb, int64_t n, double retb)
 {
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* recursive.py:12: for k in range(1, n + 1): */
-    int64_t tmp = n + 1;
     double total = 0.0;
-    for (int64_t k = 1; k < tmp; ++k) {
+    for (int64_t k = 1; k < n + 1; ++k) {
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_1 = (double)k;
-        double tmp_1 = continued_fraction_fwd(&tape, x / k_1, k);
-        total = total + tmp_1 / k_1;
+        double tmp = continued_fraction_fwd(&tape, x / k_1, k);
+        total = total + tmp / k_1;
     }
     /* recursive.py:12: for k in range(1, n + 1): */
     double totalb = retb;
     double xb_1 = 0.0;
-    for (int64_t k = tmp - 1; k >= 1; --k) {
+    for (int64_t k = n; k >= 1; --k) {
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_2 = (double)k;
-        double tmp_2 = 1.0 / k_2;
-        double tmp_3;
-        continued_fraction_bwd(&tape, x / k_2, k, tmp_2 * totalb, &tmp_3);
-        xb_1 = xb_1 + tmp_2 * tmp_3;
+        double tmp_1 = 1.0 / k_2;
+        double tmp_2;
+        continued_fraction_bwd(&tape, x / k_2, k, tmp_1 * totalb, &tmp_2);
+        xb_1 = xb_1 + tmp_1 * tmp_2;
     }
     /* recursive.py:14: return total */
     *xb += xb_1;

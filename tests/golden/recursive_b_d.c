@@ -137,28 +137,27 @@ double series_b_d(double x, double xd, double *xb, double *xbd, int64_t n, doubl
 {
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* recursive.py:12: for k in range(1, n + 1): */
-    int64_t tmp = n + 1;
     double total = 0.0;
-    for (int64_t k = 1; k < tmp; ++k) {
+    for (int64_t k = 1; k < n + 1; ++k) {
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_1 = (double)k;
-        double tmp_2;
-        double tmp_1 = continued_fraction_fwd_d(&tape, x / k_1, 1.0 / k_1 * xd, k, &tmp_2);
-        total = total + tmp_1 / k_1;
+        double tmp_1;
+        double tmp = continued_fraction_fwd_d(&tape, x / k_1, 1.0 / k_1 * xd, k, &tmp_1);
+        total = total + tmp / k_1;
     }
     /* recursive.py:12: for k in range(1, n + 1): */
     double totalb = retb;
     double xb_1 = 0.0;
     double xbd_1 = 0.0;
-    for (int64_t k = tmp - 1; k >= 1; --k) {
+    for (int64_t k = n; k >= 1; --k) {
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_2 = (double)k;
-        double tmp_3 = 1.0 / k_2;
+        double tmp_2 = 1.0 / k_2;
+        double tmp_3;
         double tmp_4;
-        double tmp_5;
-        continued_fraction_bwd_d(&tape, x / k_2, k, tmp_3 * totalb, 0.0, &tmp_4, &tmp_5);
-        xb_1 = xb_1 + tmp_3 * tmp_4;
-        xbd_1 = xbd_1 + tmp_3 * tmp_5;
+        continued_fraction_bwd_d(&tape, x / k_2, k, tmp_2 * totalb, 0.0, &tmp_3, &tmp_4);
+        xb_1 = xb_1 + tmp_2 * tmp_3;
+        xbd_1 = xbd_1 + tmp_2 * tmp_4;
     }
     /* recursive.py:14: return total */
     *xb += xb_1;

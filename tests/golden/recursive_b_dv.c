@@ -151,34 +151,33 @@ double series_b_dv(double x, const double *xd, double *xb, double *xbd, int64_t 
     ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* recursive.py:12: for k in range(1, n + 1): */
-    int64_t tmp = n + 1;
     double total = 0.0;
-    for (int64_t k = 1; k < tmp; ++k) {
+    for (int64_t k = 1; k < n + 1; ++k) {
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_1 = (double)k;
-        double tmp_1 = 1.0 / k_1;
-        double tmp_2[nbdirs];
-        for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_2[kd] = tmp_1 * xd[kd];
-        double tmp_4[nbdirs];
-        double tmp_3 = continued_fraction_fwd_dv(&tape, x / k_1, tmp_2, k, nbdirs, tmp_4);
-        total = total + tmp_3 / k_1;
+        double tmp = 1.0 / k_1;
+        double tmp_1[nbdirs];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_1[kd] = tmp * xd[kd];
+        double tmp_3[nbdirs];
+        double tmp_2 = continued_fraction_fwd_dv(&tape, x / k_1, tmp_1, k, nbdirs, tmp_3);
+        total = total + tmp_2 / k_1;
     }
     /* recursive.py:12: for k in range(1, n + 1): */
     double totalb = retb;
     double xb_1 = 0.0;
     double xbd_1[nbdirs];
     for (int64_t kd = 0; kd < nbdirs; ++kd) xbd_1[kd] = 0.0;
-    for (int64_t k = tmp - 1; k >= 1; --k) {
+    for (int64_t k = n; k >= 1; --k) {
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_2 = (double)k;
-        double tmp_5 = 1.0 / k_2;
+        double tmp_4 = 1.0 / k_2;
         double tmpd[nbdirs];
         for (int64_t kd = 0; kd < nbdirs; ++kd) tmpd[kd] = 0.0;
-        double tmp_6;
-        double tmp_7[nbdirs];
-        continued_fraction_bwd_dv(&tape, x / k_2, k, tmp_5 * totalb, tmpd, nbdirs, &tmp_6, tmp_7);
-        xb_1 = xb_1 + tmp_5 * tmp_6;
-        for (int64_t kd = 0; kd < nbdirs; ++kd) xbd_1[kd] = xbd_1[kd] + tmp_5 * tmp_7[kd];
+        double tmp_5;
+        double tmp_6[nbdirs];
+        continued_fraction_bwd_dv(&tape, x / k_2, k, tmp_4 * totalb, tmpd, nbdirs, &tmp_5, tmp_6);
+        xb_1 = xb_1 + tmp_4 * tmp_5;
+        for (int64_t kd = 0; kd < nbdirs; ++kd) xbd_1[kd] = xbd_1[kd] + tmp_4 * tmp_6[kd];
     }
     /* recursive.py:14: return total */
     *xb += xb_1;

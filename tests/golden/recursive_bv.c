@@ -118,28 +118,27 @@ double series_bv(double x, double *xb, int64_t n, const double *retb, int64_t nb
     ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* recursive.py:12: for k in range(1, n + 1): */
-    int64_t tmp = n + 1;
     double total = 0.0;
-    for (int64_t k = 1; k < tmp; ++k) {
+    for (int64_t k = 1; k < n + 1; ++k) {
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_1 = (double)k;
-        double tmp_1 = continued_fraction_fwd(&tape, x / k_1, k);
-        total = total + tmp_1 / k_1;
+        double tmp = continued_fraction_fwd(&tape, x / k_1, k);
+        total = total + tmp / k_1;
     }
     /* recursive.py:12: for k in range(1, n + 1): */
     double totalb[nbdirs];
     double xb_1[nbdirs];
     for (int64_t kd = 0; kd < nbdirs; ++kd) totalb[kd] = retb[kd];
     for (int64_t kd = 0; kd < nbdirs; ++kd) xb_1[kd] = 0.0;
-    for (int64_t k = tmp - 1; k >= 1; --k) {
+    for (int64_t k = n; k >= 1; --k) {
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_2 = (double)k;
-        double tmp_2 = 1.0 / k_2;
+        double tmp_1 = 1.0 / k_2;
+        double tmp_2[nbdirs];
+        for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_2[kd] = tmp_1 * totalb[kd];
         double tmp_3[nbdirs];
-        for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_3[kd] = tmp_2 * totalb[kd];
-        double tmp_4[nbdirs];
-        continued_fraction_bwd(&tape, x / k_2, k, tmp_3, nbdirs, tmp_4);
-        for (int64_t kd = 0; kd < nbdirs; ++kd) xb_1[kd] = xb_1[kd] + tmp_2 * tmp_4[kd];
+        continued_fraction_bwd(&tape, x / k_2, k, tmp_2, nbdirs, tmp_3);
+        for (int64_t kd = 0; kd < nbdirs; ++kd) xb_1[kd] = xb_1[kd] + tmp_1 * tmp_3[kd];
     }
     /* recursive.py:14: return total */
     for (int64_t kd = 0; kd < nbdirs; ++kd) xb[kd] += xb_1[kd];

@@ -23,7 +23,9 @@ in the reverse region that mirrors F:
 - v is carried by a loop whose adjoint loop runs in the forward order and
   may carry it too (``AdjointFunction.replayable``): it becomes a new carried
   value of the adjoint loop, from the same initial value and by the same
-  update (``carry``).
+  update (``carry``); or by a loop whose adjoint loop counts down, v an
+  integer with an exact inverse update (``AdjointFunction.unwindable``):
+  the adjoint loop carries it back from the final value.
 - F is a loop body, or the body of a split forward sweep (``g_fwd``): v is
   pushed on the tape at the end of F and popped at the start of the reverse
   region, in last-in first-out order.
@@ -75,7 +77,8 @@ class Recorder:
     def __init__(self, fwd_top: Region, rev_top: Region, mirror: dict[int, Region], joint: bool,
                  preseed: dict[tuple[int, int], Value], reloadable: set[int],
                  recomputed: set[int] | None = None, recomputing: set[int] | None = None,
-                 replays: dict[int, tuple[For, dict[int, tuple[Value, Value]]]] | None = None
+                 replays: dict[int, tuple[For, dict[int, tuple[
+                     Value, Value, tuple[str, Value | None] | None]]]] | None = None
                  ) -> None:
         self.fwd_top = fwd_top
         self.rev_top = rev_top
@@ -95,8 +98,9 @@ class Recorder:
         self.recomputed = recomputed or set()
         self.visible = recomputing or set()
         self.copied: set[int] = set()  # the regions nested in recomputed ops
-        #: adjoint loop body -> (the loop, {carried forward value: (initial value, update)}):
-        #: values the adjoint loop, run in the forward order, carries itself
+        #: adjoint loop body -> (the loop, {carried forward value: (initial value, update,
+        #: None) or (final value, update, inverse update)}): values the adjoint loop carries
+        #: itself, forwards or, counting down, backwards (``AdjointFunction.replays``)
         self.replays = replays or {}
 
     # -- indexes ---------------------------------------------------------------------------
@@ -260,18 +264,29 @@ class Recorder:
         loop (the adjoint loop, which runs in the forward order): from the same initial value
         and by the same update, computed again at the start of each iteration."""
         loop, carried = self.replays[id(target)]
-        init, update = carried[id(v)]
+        init, update, inverse = carried[id(v)]
         arg = Value(v.type, v.name)
         target.add_arg(arg)
-        self.cache[(id(target), id(v))] = arg  # (the update may read it)
         loop.operands.append(self.resolve(init, self.rev_parent[id(target)]))
         y = target.ops[-1]
         assert isinstance(y, Yield)
-        y.operands.append(self.resolve(update, target))
+        if inverse is None:
+            self.cache[(id(target), id(v))] = arg  # (the update may read it)
+            y.operands.append(self.resolve(update, target))
+            out = arg
+        else:
+            # counting down, ``arg`` holds the value after the iteration: the inverse update
+            # gives the one before it, v's value here and what the earlier iteration gets
+            prim, delta = inverse
+            c = Prim([arg] if delta is None else [arg, self.resolve(delta, target)],
+                     [Value(v.type, v.name)], update.owner.loc, prim=prim)  # type: ignore[union-attr]
+            self._prologue(target)[2].append(c)
+            out = self.cache[(id(target), id(v))] = c.results[0]
+            y.operands.append(out)
         res = Value(v.type, v.name)
         res.owner = loop
         loop.results.append(res)
-        return arg
+        return out
 
     def save(self, v: Value, fwd: Region, target: Region) -> Value:
         """Push ``v`` at the end of ``fwd``, pop it at the start of ``target``."""

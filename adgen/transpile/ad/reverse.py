@@ -83,8 +83,11 @@ class AdjointFunction:
         self.preseed: dict[tuple[int, int], Value] = {}
         self.uses: dict[int, list[Op]] | None = None  # value -> the ops using it, when needed
         #: adjoint loop body -> (that loop, {forward carried value: (its initial value, its
-        #: update)}): the inactive values it may carry itself (``reverse_loop``'s ``replay``)
-        self.replays: dict[int, tuple[For, dict[int, tuple[Value, Value]]]] = {}
+        #: update, None)}): the inactive values it may carry itself (``reverse_loop``'s
+        #: ``replay``); for an adjoint loop that runs backwards (``unwind``): (the forward
+        #: loop's final value, its update, (prim, operand) of the inverse update)
+        self.replays: dict[int, tuple[For, dict[int, tuple[Value, Value,
+                                                          tuple[str, Value | None] | None]]]] = {}
         self.nbdirs: Value | None = None
         #: regions and ops dropped on the way (trial sweeps, what simplification removes):
         #: kept alive so that their ids, keys of ``mirror`` and the Recorder's tables, are
@@ -703,7 +706,8 @@ class AdjointFunction:
     def reverse_loop(self, op: For | While, b: Builder, adj: dict[int, Value],
                      start: Value, stop: Value, step: Value, carried: list[Value],
                      iv: tuple[Value, Value] | None, recompute: bool = False,
-                     jacobian: bool = False, replay: list[int] | None = None) -> For:
+                     jacobian: bool = False, replay: list[int] | None = None,
+                     unwind: dict[int, tuple[str, Value | None]] | None = None) -> For:
         """The reversed loop: ``for`` over (start, stop, step) whose body reverses ``op``'s
         body; ``carried``: ``op``'s carried block arguments; ``iv``: (forward index, index).
         ``recompute`` (a prange, ``can_recompute``): the body first computes the iteration
@@ -713,7 +717,10 @@ class AdjointFunction:
         applies the transposed Jacobian (``mixed.py``) instead of reversing the body.
         ``replay`` (a loop whose adjoint runs in the forward order, see ``replayable``): the
         inactive carried values the adjoint loop carries too, from the same initial value
-        and by the same update, instead of reading them from the tape."""
+        and by the same update, instead of reading them from the tape.  ``unwind`` (a loop
+        whose adjoint runs backwards, see ``unwindable``): slot -> (prim, operand) of the
+        inverse update of an inactive integer the adjoint loop carries from the forward
+        loop's final value back to its initial one."""
         body = op.body
         slots = [j for j, a in enumerate(carried)
                  if (self.active(a) or self.active(op.results[j])) and not isinstance(a.type, ArrayType)]
@@ -740,13 +747,18 @@ class AdjointFunction:
         self.mirror[id(region)] = self.fwd_region[id(body)]
         if iv is not None:
             self.preseed[(id(region), id(iv[1]))] = riv
-        if replay:
+        if replay or unwind:
             y = body.terminator
             assert isinstance(y, Yield)
             # record.py adds the slots the reverse body turns out to use
-            self.replays[id(region)] = (new, {
-                id(self.m(carried[j])): (self.m(op.inits[j]), self.m(y.operands[j]))
-                for j in replay})
+            slots_of: dict[int, tuple[Value, Value, tuple[str, Value | None] | None]] = {
+                id(self.m(carried[j])): (self.m(op.inits[j]), self.m(y.operands[j]), None)
+                for j in replay or []}
+            for j, (prim, delta) in (unwind or {}).items():
+                slots_of[id(self.m(carried[j]))] = (
+                    self.m(op.results[j]), self.m(y.operands[j]),
+                    (prim, None if delta is None else self.m(delta)))
+            self.replays[id(region)] = (new, slots_of)
         if jacobian:
             from .mixed import IterationJacobian
             assert isinstance(op, For)
@@ -1061,7 +1073,43 @@ class AdjointFunction:
                               (op.body.args[0], fwd_iv), recompute=True)
             return
         self.reverse_loop(op, b, adj, rstart, rstop, rstep, op.body.args[1:],
-                          (op.body.args[0], fwd_iv))
+                          (op.body.args[0], fwd_iv), unwind=self.unwindable(op))
+
+    def unwindable(self, op: For) -> dict[int, tuple[str, Value | None]]:
+        """The carried slots of ``op`` that its adjoint loop, counting down, may carry back
+        from the final value (``reverse_loop``'s ``unwind``): inactive integers updated by an
+        exact inverse, ``k = k + d`` (``k - d`` undoes it) or ``k = k - d``, with ``d``
+        available to the reverse body (a constant, the loop index, values before the loop),
+        and read in the body by more than comparisons (whose 1-byte results the tape would
+        hold instead): a counter ``idx += 1`` used as an index is then saved once per run
+        of the loop (its final value), not once per iteration."""
+        body = op.body
+        y = body.terminator
+        assert isinstance(y, Yield)
+        available = self.availability(op, None, [])
+        out: dict[int, tuple[str, Value | None]] = {}
+        for j, a in enumerate(body.args[1:]):
+            if self.active(a) or self.active(op.results[j]) or \
+                    not (isinstance(a.type, ScalarType) and a.type.is_int):
+                continue
+            upd = y.operands[j].owner
+            if not isinstance(upd, Prim) or upd.prim not in ("add", "sub"):
+                continue
+            ops = upd.operands
+            if ops[0] is ops[1]:
+                continue
+            if ops[0] is a:
+                delta = ops[1]
+            elif upd.prim == "add" and ops[1] is a:
+                delta = ops[0]
+            else:
+                continue
+            readers = [o for top in body.ops for o in top.walk()
+                       if o is not upd and any(v is a for v in o.operands)]
+            if available(self.m(delta)) and any(
+                    not (isinstance(o, Prim) and o.prim in _COMPARISONS) for o in readers):
+                out[j] = ("sub" if upd.prim == "add" else "add", delta)
+        return out
 
     def order_free(self, op: For) -> bool:
         """Whether the reversed iterations may run in any order: the body writes no array
@@ -1176,6 +1224,10 @@ class AdjointFunction:
                                  "body and test its result)")
         self.reverse_loop(op, b, adj, b.const(0, I64), self.trips[id(op)], b.const(1, I64),
                           op.body.args, None)
+
+
+#: comparisons: an integer read only by them is saved as their 1-byte results
+_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
 def _reversed_range(b: Builder, start: Value, stop: Value, step: Value) -> tuple[Value, Value, Value]:

@@ -53,7 +53,8 @@ def _fold_prim(op: Prim) -> float | int | bool | None:
 
 
 def _identity(op: Prim) -> Value | None:
-    """``x * 1``, ``1 * x``, ``x - 0``, ``x + 0`` for integers, ``select`` on equal arms."""
+    """``x * 1``, ``1 * x``, ``x - 0``, ``x + 0`` and ``(x + c) - c`` for integers, ``select`` on
+    equal arms."""
     if op.prim == "select" and op.operands[1] is op.operands[2]:
         return op.operands[1]
     inner = op.operands[0].owner
@@ -79,6 +80,14 @@ def _identity(op: Prim) -> Value | None:
             return a
         if ca == 0 and not isinstance(ca, bool):
             return b
+    # integers: (x + c) - c and (x - c) + c are x (the bounds of reversed loops, i + 1 - 1)
+    inner = a.owner
+    if op.prim in ("add", "sub") and isinstance(op.result.type, ScalarType) and \
+            op.result.type.is_int and cb is not None and not isinstance(cb, bool) and \
+            isinstance(inner, Prim) and inner.prim == ("sub" if op.prim == "add" else "add") \
+            and len(inner.operands) == 2 and _const(inner.operands[1]) == cb and \
+            inner.operands[0].type == op.result.type:
+        return inner.operands[0]
     return None
 
 
