@@ -73,13 +73,18 @@ def recomputable(op: Op, directive: str, reloadable: set[int]) -> bool:
     return False
 
 
+#: a value an adjoint loop carries itself: (initial value, update, None) when it runs in the
+#: forward order, (final value, update, (prim, operand) of the inverse update) counting down
+Carried = tuple[Value, Value, tuple[str, Value] | None]
+#: adjoint loop body -> (that loop, {forward carried value: Carried})
+Replays = dict[int, tuple[For, dict[int, Carried]]]
+
+
 class Recorder:
     def __init__(self, fwd_top: Region, rev_top: Region, mirror: dict[int, Region], joint: bool,
                  preseed: dict[tuple[int, int], Value], reloadable: set[int],
                  recomputed: set[int] | None = None, recomputing: set[int] | None = None,
-                 replays: dict[int, tuple[For, dict[int, tuple[
-                     Value, Value, tuple[str, Value | None] | None]]]] | None = None
-                 ) -> None:
+                 replays: Replays | None = None) -> None:
         self.fwd_top = fwd_top
         self.rev_top = rev_top
         self.mirror = mirror
@@ -98,9 +103,7 @@ class Recorder:
         self.recomputed = recomputed or set()
         self.visible = recomputing or set()
         self.copied: set[int] = set()  # the regions nested in recomputed ops
-        #: adjoint loop body -> (the loop, {carried forward value: (initial value, update,
-        #: None) or (final value, update, inverse update)}): values the adjoint loop carries
-        #: itself, forwards or, counting down, backwards (``AdjointFunction.replays``)
+        #: values adjoint loops carry themselves (``AdjointFunction.replays``)
         self.replays = replays or {}
 
     # -- indexes ---------------------------------------------------------------------------
@@ -186,7 +189,7 @@ class Recorder:
             out = self.recompute(owner, v, target)
         elif id(fwd) in self.parent_op and isinstance(self.parent_op[id(fwd)], If):
             out = self.resolve(self.export(v, fwd), rev)
-        elif id(v) in self.replays.get(id(target), (None, {}))[1]:
+        elif self.carries(target, v):
             return self.carry(v, target)
         else:
             out = self.save(v, fwd, target)
@@ -199,7 +202,7 @@ class Recorder:
         if fwd is None or (fwd is self.fwd_top and self.joint) or id(fwd) in self.visible:
             return True
         target = self.mirror_of(fwd, rev)
-        if (id(target), id(v)) in self.cache or id(v) in self.replays.get(id(target), (None, {}))[1]:
+        if (id(target), id(v)) in self.cache or self.carries(target, v):
             return True
         owner = v.owner
         return isinstance(owner, Op) and self.recomputable(owner, self.directive(fwd)) and \
@@ -259,10 +262,16 @@ class Recorder:
         self.exported[id(v)] = res
         return res
 
+    def carries(self, target: Region, v: Value) -> bool:
+        """Whether ``target``'s adjoint loop may carry ``v`` itself (``replays``)."""
+        entry = self.replays.get(id(target))
+        return entry is not None and id(v) in entry[1]
+
     def carry(self, v: Value, target: Region) -> Value:
         """``v``, a value the forward loop carries, as a new value carried by ``target``'s
-        loop (the adjoint loop, which runs in the forward order): from the same initial value
-        and by the same update, computed again at the start of each iteration."""
+        loop: run in the forward order, from the same initial value by the same update;
+        counting down, from the final value by the inverse update, each computed at the
+        start of the iteration."""
         loop, carried = self.replays[id(target)]
         init, update, inverse = carried[id(v)]
         arg = Value(v.type, v.name)
@@ -278,8 +287,8 @@ class Recorder:
             # counting down, ``arg`` holds the value after the iteration: the inverse update
             # gives the one before it, v's value here and what the earlier iteration gets
             prim, delta = inverse
-            c = Prim([arg] if delta is None else [arg, self.resolve(delta, target)],
-                     [Value(v.type, v.name)], update.owner.loc, prim=prim)  # type: ignore[union-attr]
+            c = Prim([arg, self.resolve(delta, target)], [Value(v.type, v.name)],
+                     update.owner.loc, prim=prim)  # type: ignore[union-attr]
             self._prologue(target)[2].append(c)
             out = self.cache[(id(target), id(v))] = c.results[0]
             y.operands.append(out)

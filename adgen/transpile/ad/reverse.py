@@ -41,7 +41,7 @@ from ..ir.types import I64, ArrayType, ScalarType, Type, VecType
 from ..ir.walk import structure
 from . import rules
 from .forward import tangent_type
-from .record import Recorder
+from .record import Carried, Recorder, Replays
 
 SUFFIX = {False: "_b", True: "_bv"}
 FWD, BWD = "_fwd", "_bwd"
@@ -86,8 +86,7 @@ class AdjointFunction:
         #: update, None)}): the inactive values it may carry itself (``reverse_loop``'s
         #: ``replay``); for an adjoint loop that runs backwards (``unwind``): (the forward
         #: loop's final value, its update, (prim, operand) of the inverse update)
-        self.replays: dict[int, tuple[For, dict[int, tuple[Value, Value,
-                                                          tuple[str, Value | None] | None]]]] = {}
+        self.replays: Replays = {}
         self.nbdirs: Value | None = None
         #: regions and ops dropped on the way (trial sweeps, what simplification removes):
         #: kept alive so that their ids, keys of ``mirror`` and the Recorder's tables, are
@@ -583,7 +582,7 @@ class AdjointFunction:
         c_params = self.activity.active_params(callee)
         c_results = self.activity.active_results(callee)
         args: list[Value] = []
-        params = {id(p) for p in self.fn.params}
+        params = {id(p) for p in self.fn.params} | self.live_local_arrays()
         # its g, or its C adjoint (@external), reads the arrays
         custom = (bool(callee.custom_adjoint) or callee.external is not None) and not self.vector
         for p, a in enumerate(op.operands):
@@ -592,8 +591,7 @@ class AdjointFunction:
                                       if callee.external is None else
                                       "is an external C function, whose C adjoint reads")
                 args.append(self.m(a))
-            elif isinstance(a.type, ArrayType) and id(a) not in params and \
-                    id(a) not in self.live_local_arrays():
+            elif isinstance(a.type, ArrayType) and id(a) not in params:
                 # g_bwd never reads a primal array (only its extents), and this local array
                 # of the caller is gone or out of the reverse sweep's reach: pass the
                 # adjoint array in its place
@@ -707,7 +705,7 @@ class AdjointFunction:
                      start: Value, stop: Value, step: Value, carried: list[Value],
                      iv: tuple[Value, Value] | None, recompute: bool = False,
                      jacobian: bool = False, replay: list[int] | None = None,
-                     unwind: dict[int, tuple[str, Value | None]] | None = None) -> For:
+                     unwind: dict[int, tuple[str, Value]] | None = None) -> For:
         """The reversed loop: ``for`` over (start, stop, step) whose body reverses ``op``'s
         body; ``carried``: ``op``'s carried block arguments; ``iv``: (forward index, index).
         ``recompute`` (a prange, ``can_recompute``): the body first computes the iteration
@@ -751,13 +749,12 @@ class AdjointFunction:
             y = body.terminator
             assert isinstance(y, Yield)
             # record.py adds the slots the reverse body turns out to use
-            slots_of: dict[int, tuple[Value, Value, tuple[str, Value | None] | None]] = {
+            slots_of: dict[int, Carried] = {
                 id(self.m(carried[j])): (self.m(op.inits[j]), self.m(y.operands[j]), None)
                 for j in replay or []}
             for j, (prim, delta) in (unwind or {}).items():
                 slots_of[id(self.m(carried[j]))] = (
-                    self.m(op.results[j]), self.m(y.operands[j]),
-                    (prim, None if delta is None else self.m(delta)))
+                    self.m(op.results[j]), self.m(y.operands[j]), (prim, self.m(delta)))
             self.replays[id(region)] = (new, slots_of)
         if jacobian:
             from .mixed import IterationJacobian
@@ -1073,9 +1070,10 @@ class AdjointFunction:
                               (op.body.args[0], fwd_iv), recompute=True)
             return
         self.reverse_loop(op, b, adj, rstart, rstop, rstep, op.body.args[1:],
-                          (op.body.args[0], fwd_iv), unwind=self.unwindable(op))
+                          (op.body.args[0], fwd_iv),
+                          unwind={} if op.parallel else self.unwindable(op))
 
-    def unwindable(self, op: For) -> dict[int, tuple[str, Value | None]]:
+    def unwindable(self, op: For) -> dict[int, tuple[str, Value]]:
         """The carried slots of ``op`` that its adjoint loop, counting down, may carry back
         from the final value (``reverse_loop``'s ``unwind``): inactive integers updated by an
         exact inverse, ``k = k + d`` (``k - d`` undoes it) or ``k = k - d``, with ``d``
@@ -1087,7 +1085,7 @@ class AdjointFunction:
         y = body.terminator
         assert isinstance(y, Yield)
         available = self.availability(op, None, [])
-        out: dict[int, tuple[str, Value | None]] = {}
+        out: dict[int, tuple[str, Value]] = {}
         for j, a in enumerate(body.args[1:]):
             if self.active(a) or self.active(op.results[j]) or \
                     not (isinstance(a.type, ScalarType) and a.type.is_int):

@@ -67,6 +67,15 @@ def _plus_one(c: str) -> str:
 
 #: bytes a value of each type takes on the tape (sizeof in C)
 _TAPE_BYTES = {"f64": 8, "f32": 4, "i64": 8, "i32": 4, "bool": 1}
+
+
+def _tape_layout(ops: list[Op]) -> tuple[int, list[int]]:
+    """The bytes that pushes (or pops) ``ops`` take, and the offset of each one's value in
+    them, as pushes one by one lay them out (the first pop gets the last value pushed)."""
+    sizes = [_TAPE_BYTES[elem_of(v.type).name] for o in ops for v in (*o.operands, *o.results)]
+    if isinstance(ops[0], Push):
+        return sum(sizes), [sum(sizes[:k]) for k in range(len(ops))]
+    return sum(sizes), [sum(sizes[k + 1:]) for k in range(len(ops))]
 #: operators whose operands gcc wants parenthesised for clarity (-Wparentheses)
 LOGICAL = {"&&", "||", "==", "!=", "<", "<=", ">", ">="}
 
@@ -275,37 +284,33 @@ class FunctionEmitter(Variables):
     def tape_groups(self, r: Region) -> dict[int, list[Op]]:
         """Runs of two or more consecutive pushes (or pops) of scalars in ``r`` that no loop
         block holds, by their first op: each takes its bytes from the tape at once."""
+        def groupable(op: Op) -> bool:
+            return isinstance(op, (Push, Pop)) and id(op) not in self.block_slots and not any(
+                isinstance(v.type, VecType) for v in (*op.operands, *op.results))
+
         if self.on_device:
             return {}
-        groups: dict[int, list[Op]] = {}
-        run: list[Op] = []
-        for op in [*r.ops, None]:
-            if run and (op is None or type(op) is not type(run[0])
-                        or id(op) in self.block_slots or any(
-                            isinstance(v.type, VecType) for v in (*op.operands, *op.results))):
-                if len(run) > 1:
-                    groups[id(run[0])] = run
-                run = []
-            if isinstance(op, (Push, Pop)) and id(op) not in self.block_slots and not any(
-                    isinstance(v.type, VecType) for v in (*op.operands, *op.results)):
-                run.append(op)
-        return groups
+        runs: list[list[Op]] = [[]]
+        for op in r.ops:
+            if not groupable(op):
+                runs.append([])
+            elif runs[-1] and type(op) is type(runs[-1][0]):
+                runs[-1].append(op)
+            else:
+                runs.append([op])
+        return {id(run[0]): run for run in runs if len(run) > 1}
 
     def tape_group(self, ops: list[Op], depth: int) -> None:
         """One ``adgen_push_block`` (``adgen_pop_block``) for the bytes of consecutive pushes
         (pops), then a put (get) at each value's offset: the same bytes as one by one, with
         one check of the tape's size."""
-        sizes = [_TAPE_BYTES[elem_of(v.type).name]
-                 for o in ops for v in (*o.operands, *o.results)]
-        width = sum(sizes)
+        width, offsets = _tape_layout(ops)
         saved = self.fresh_name("saved")
         if isinstance(ops[0], Push):
             self.emit(f"unsigned char *{saved} = adgen_push_block({self.tape}, {width});", depth)
-            offsets = [sum(sizes[:k]) for k in range(len(ops))]
-        else:  # the first pop gets the last value pushed
+        else:
             self.emit(f"const unsigned char *{saved} = adgen_pop_block({self.tape}, {width});",
                       depth)
-            offsets = [sum(sizes[k + 1:]) for k in range(len(ops))]
         for o, off in zip(ops, offsets, strict=True):
             self.block_slots[id(o)] = (saved, str(off))
 
@@ -847,18 +852,14 @@ class FunctionEmitter(Variables):
                 f"{start} - {iv}" if s == -1 else f"({iv} - {start}) / {s}"
             if pops:  # iteration t of this loop gets what iteration trips - 1 - t pushed
                 t = f"{trips} - 1 - {t if t.isidentifier() else f'({t})'}"
-        values = [o.operands[0] if isinstance(o, Push) else o.results[0] for o in ops]
-        sizes = [_TAPE_BYTES[elem_of(v.type).name] for v in values]
-        width = sum(sizes)
+        width, offsets = _tape_layout(ops)
         block = self.fresh_name("block")
         if isinstance(ops[0], Push):
             self.emit(f"unsigned char *{block} = adgen_push_block({self.tape}, {trips} * {width});",
                       depth)
-            offsets = [sum(sizes[:k]) for k in range(len(ops))]
-        else:  # the first pop gets the last value pushed
+        else:
             self.emit(f"const unsigned char *{block} = adgen_pop_block({self.tape}, "
                       f"{trips} * {width});", depth)
-            offsets = [sum(sizes[k + 1:]) for k in range(len(ops))]
         for o, off in zip(ops, offsets, strict=True):
             index = t if t.isidentifier() else f"({t})"
             at = f"{index} * {width}" if width != 1 else index

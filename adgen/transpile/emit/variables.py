@@ -352,16 +352,10 @@ class Variables:
         if consts.count(True) != 1:
             return False
         expr = op.regions[consts.index(False)]
-        return all(isinstance(o, (Prim, Cast, Load, Const, Dim)) and id(o.results[0]) in self.inlined
-                   for o in expr.ops[:-1]) and len(expr.ops[-1].operands) == 1 and \
-            self.is_expression(expr.ops[-1].operands[0], expr)
-
-    def is_expression(self, v: Value, r: Region) -> bool:
-        """Whether ``v`` (yielded in ``r``) is written as an expression: a constant, a value
-        defined outside ``r``, or an inlined op of ``r``."""
-        owner = v.owner
-        return not isinstance(owner, Op) or self.layout.region_of.get(id(owner)) is not r or \
-            id(v) in self.inlined
+        # (the value it yields is then an expression: defined outside or by an inlined op)
+        return len(expr.ops[-1].operands) == 1 and all(
+            isinstance(o, (Prim, Cast, Load, Const, Dim)) and id(o.results[0]) in self.inlined
+            for o in expr.ops[:-1])
 
     def can_inline(self, op: Op, r: Region) -> bool:
         """Whether ``op``'s value can be written inside the expression of its one user.

@@ -27,9 +27,9 @@ same: the body computed again for the same index computes the same ``e``.
 ``m = max(m, e)`` (``min`` alike), which takes ``e`` only when it is greater,
 with a body of loads and arithmetic (no libm call, no inner loop or branch:
 cheap to compute again), keeps the loop as it is, a reduction the compiler
-vectorises, and finds k after it: the first iteration whose ``e`` equals the extreme, when the extreme
-is not the initial value (a search that stops there, and at the end of the
-range)::
+vectorises, and finds k after it: the first iteration whose ``e`` equals the
+extreme, when the extreme is not the initial value (a search that stops
+there, and at the end of the range)::
 
     for i in range(...):      # unchanged
         e = ...

@@ -81,7 +81,6 @@ def _identity(op: Prim) -> Value | None:
         if ca == 0 and not isinstance(ca, bool):
             return b
     # integers: (x + c) - c and (x - c) + c are x (the bounds of reversed loops, i + 1 - 1)
-    inner = a.owner
     if op.prim in ("add", "sub") and isinstance(op.result.type, ScalarType) and \
             op.result.type.is_int and cb is not None and not isinstance(cb, bool) and \
             isinstance(inner, Prim) and inner.prim == ("sub" if op.prim == "add" else "add") \
