@@ -21,6 +21,7 @@ from .transforms.dce import dce, prange_invariants, same_yields
 from .transforms.extremes import running_extremes
 from .transforms.fold import fold
 from .transforms.fuse import fuse
+from .transforms.jam import jam
 
 if TYPE_CHECKING:
     from .analysis.activity import ModuleActivity, Request
@@ -246,11 +247,25 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
                     hvp_activity = analyze(hvp_source, hvp_requests(hvp_source))
                 target = differentiate(hvp_source, hvp_activity, vector=(mode == "vector-hvp"))
                 finish_module(target, mode, log)
+        target = emitted_form(target, copy=(mode == "primal"), log=log)
         irs[mode] = target
         outputs[mode] = emit_module(target, mode, options, command)
     unique = {(w.loc, w.message): w for w in diags.warnings}
     warnings = sorted(unique.values(), key=lambda w: (w.loc.file, w.loc.line, w.loc.col))
     return Transpiled(module, outputs, irs, log, warnings, options.target)
+
+
+def emitted_form(module: Module, copy: bool, log: PassLog) -> Module:
+    """The IR as it is emitted: loops around reductions jammed (``transforms/jam.py``), in
+    a copy when ``copy`` (the primal IR, which the AD transforms read)."""
+    if copy:
+        import copy as copying
+        module = copying.deepcopy(module)
+    for fn in module.functions:
+        if fn.external is None and jam(fn):
+            log.record("jam", fn)
+            simplify(fn, log=log)  # the copies' loads of the same element become one
+    return module
 
 
 def single_exit_form(module: Module, log: PassLog) -> Module:

@@ -24,20 +24,60 @@ double layer(const double *W, int64_t W_shape0, int64_t W_shape1, const double *
     (void)x_shape0;
     (void)y_shape0;
     /* layer.py:10: for i in range(W.shape[0]): */
+    int64_t i_rest = 0;
     double loss = 0.0;
-    for (int64_t i = 0; i < W_shape0; ++i) {
+    for (int64_t i = 0; i < W_shape0 - 3; i += 4) {
+        int64_t i_1 = i + 1;
+        int64_t i_2 = i + 2;
+        int64_t i_3 = i + 3;
         /* layer.py:11: acc = b[i] */
         double acc = b[i];
+        double acc_1 = b[i_1];
+        double acc_2 = b[i_2];
+        double acc_3 = b[i_3];
         /* layer.py:12: for j in range(W.shape[1]): */
-        ADGEN_SIMD(omp simd reduction(+: acc))
+        ADGEN_SIMD(omp simd reduction(+: acc, acc_1, acc_2, acc_3))
         for (int64_t j = 0; j < W_shape1; ++j) {
-            acc = acc + W[i * W_shape1 + j] * x[j];
+            /* layer.py:13: acc += W[i, j] * x[j] */
+            double x_j = x[j];
+            acc = acc + W[i * W_shape1 + j] * x_j;
+            acc_1 = acc_1 + W[i_1 * W_shape1 + j] * x_j;
+            acc_2 = acc_2 + W[i_2 * W_shape1 + j] * x_j;
+            acc_3 = acc_3 + W[i_3 * W_shape1 + j] * x_j;
         }
         /* layer.py:14: y[i] = np.tanh(acc) */
         y[i] = tanh(acc);
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
         double y_i = y[i];
-        loss = loss + 0.5 * y_i * y_i;
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        y[i_1] = tanh(acc_1);
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_1 = y[i_1];
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        y[i_2] = tanh(acc_2);
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_2 = y[i_2];
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        y[i_3] = tanh(acc_3);
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_3 = y[i_3];
+        i_rest = i + 4;
+        loss = loss + 0.5 * y_i * y_i + 0.5 * y_i_1 * y_i_1 + 0.5 * y_i_2 * y_i_2 + 0.5 * y_i_3 * y_i_3;
+    }
+    /* layer.py:10: for i in range(W.shape[0]): */
+    for (int64_t i = i_rest; i < W_shape0; ++i) {
+        /* layer.py:11: acc = b[i] */
+        double acc_4 = b[i];
+        /* layer.py:12: for j in range(W.shape[1]): */
+        ADGEN_SIMD(omp simd reduction(+: acc_4))
+        for (int64_t j = 0; j < W_shape1; ++j) {
+            acc_4 = acc_4 + W[i * W_shape1 + j] * x[j];
+        }
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        y[i] = tanh(acc_4);
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_4 = y[i];
+        loss = loss + 0.5 * y_i_4 * y_i_4;
     }
     /* layer.py:16: return loss */
     return loss;

@@ -37,16 +37,28 @@ double layer_b(const double *W, double *Wb, int64_t W_shape0, int64_t W_shape1, 
     (void)x_shape0;
     (void)y_shape0;
     /* layer.py:10: for i in range(W.shape[0]): */
+    int64_t i_rest = 0;
     double loss = 0.0;
-    int64_t count = W_shape0;
-    unsigned char *block = adgen_push_block(&tape, count * 16);
-    for (int64_t i = 0; i < W_shape0; ++i) {
+    int64_t count = W_shape0 / 4;
+    unsigned char *block = adgen_push_block(&tape, count * 64);
+    for (int64_t i = 0; i < W_shape0 - 3; i += 4) {
+        int64_t i_1 = i + 1;
+        int64_t i_2 = i + 2;
+        int64_t i_3 = i + 3;
         /* layer.py:11: acc = b[i] */
         double acc = b[i];
+        double acc_1 = b[i_1];
+        double acc_2 = b[i_2];
+        double acc_3 = b[i_3];
         /* layer.py:12: for j in range(W.shape[1]): */
-        ADGEN_SIMD(omp simd reduction(+: acc))
+        ADGEN_SIMD(omp simd reduction(+: acc, acc_1, acc_2, acc_3))
         for (int64_t j = 0; j < W_shape1; ++j) {
-            acc = acc + W[i * W_shape1 + j] * x[j];
+            /* layer.py:13: acc += W[i, j] * x[j] */
+            double x_j = x[j];
+            acc = acc + W[i * W_shape1 + j] * x_j;
+            acc_1 = acc_1 + W[i_1 * W_shape1 + j] * x_j;
+            acc_2 = acc_2 + W[i_2 * W_shape1 + j] * x_j;
+            acc_3 = acc_3 + W[i_3 * W_shape1 + j] * x_j;
         }
         /* layer.py:14: y[i] = np.tanh(acc) */
         double tmp = tanh(acc);
@@ -54,22 +66,67 @@ double layer_b(const double *W, double *Wb, int64_t W_shape0, int64_t W_shape1, 
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
         double y_i = y[i];
         /* layer.py:10: for i in range(W.shape[0]): */
-        adgen_put_f64(block, i * 16, y_i);
-        adgen_put_f64(block, i * 16 + 8, tmp);
-        loss = loss + 0.5 * y_i * y_i;
+        adgen_put_f64(block, (i / 4) * 64, y_i);
+        adgen_put_f64(block, (i / 4) * 64 + 8, tmp);
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_1 = tanh(acc_1);
+        y[i_1] = tmp_1;
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_1 = y[i_1];
+        /* layer.py:10: for i in range(W.shape[0]): */
+        adgen_put_f64(block, (i / 4) * 64 + 16, y_i_1);
+        adgen_put_f64(block, (i / 4) * 64 + 24, tmp_1);
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_2 = tanh(acc_2);
+        y[i_2] = tmp_2;
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_2 = y[i_2];
+        /* layer.py:10: for i in range(W.shape[0]): */
+        adgen_put_f64(block, (i / 4) * 64 + 32, y_i_2);
+        adgen_put_f64(block, (i / 4) * 64 + 40, tmp_2);
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_3 = tanh(acc_3);
+        y[i_3] = tmp_3;
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_3 = y[i_3];
+        /* layer.py:10: for i in range(W.shape[0]): */
+        adgen_put_f64(block, (i / 4) * 64 + 48, y_i_3);
+        adgen_put_f64(block, (i / 4) * 64 + 56, tmp_3);
+        i_rest = i + 4;
+        loss = loss + 0.5 * y_i * y_i + 0.5 * y_i_1 * y_i_1 + 0.5 * y_i_2 * y_i_2 + 0.5 * y_i_3 * y_i_3;
+    }
+    int64_t count_1 = W_shape0 - i_rest;
+    unsigned char *block_1 = adgen_push_block(&tape, count_1 * 16);
+    for (int64_t i = i_rest; i < W_shape0; ++i) {
+        /* layer.py:11: acc = b[i] */
+        double acc_4 = b[i];
+        /* layer.py:12: for j in range(W.shape[1]): */
+        ADGEN_SIMD(omp simd reduction(+: acc_4))
+        for (int64_t j = 0; j < W_shape1; ++j) {
+            acc_4 = acc_4 + W[i * W_shape1 + j] * x[j];
+        }
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_4 = tanh(acc_4);
+        y[i] = tmp_4;
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_4 = y[i];
+        /* layer.py:10: for i in range(W.shape[0]): */
+        adgen_put_f64(block_1, (i - i_rest) * 16, y_i_4);
+        adgen_put_f64(block_1, (i - i_rest) * 16 + 8, tmp_4);
+        loss = loss + 0.5 * y_i_4 * y_i_4;
     }
     double lossb = retb;
-    int64_t count_1 = W_shape0;
-    const unsigned char *block_1 = adgen_pop_block(&tape, count_1 * 16);
+    int64_t count_2 = W_shape0;
+    const unsigned char *block_2 = adgen_pop_block(&tape, count_2 * 16);
     for (int64_t i = W_shape0 - 1; i >= 0; --i) {
-        double tmp_1 = adgen_get_f64(block_1, i * 16 + 8);
-        double tmp_2 = adgen_get_f64(block_1, i * 16);
+        double tmp_5 = adgen_get_f64(block_2, i * 16 + 8);
+        double tmp_6 = adgen_get_f64(block_2, i * 16);
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
-        yb[i] += 0.5 * tmp_2 * lossb + 0.5 * (tmp_2 * lossb);
+        yb[i] += 0.5 * tmp_6 * lossb + 0.5 * (tmp_6 * lossb);
         /* layer.py:14: y[i] = np.tanh(acc) */
         double yb_i = yb[i];
         yb[i] = 0.0;
-        double accb = (1.0 - tmp_1 * tmp_1) * yb_i;
+        double accb = (1.0 - tmp_5 * tmp_5) * yb_i;
         /* layer.py:12: for j in range(W.shape[1]): */
         ADGEN_SIMD(omp simd)
         for (int64_t j = 0; j < W_shape1; ++j) {

@@ -43,21 +43,41 @@ double layer_b_d(const double *W, const double *Wd, double *Wb, double *Wbd, int
     (void)x_shape0;
     (void)y_shape0;
     /* layer.py:10: for i in range(W.shape[0]): */
+    int64_t i_rest = 0;
     double loss = 0.0;
-    int64_t count = W_shape0;
-    unsigned char *block = adgen_push_block(&tape, count * 32);
-    for (int64_t i = 0; i < W_shape0; ++i) {
+    int64_t count = W_shape0 / 4;
+    unsigned char *block = adgen_push_block(&tape, count * 128);
+    for (int64_t i = 0; i < W_shape0 - 3; i += 4) {
+        int64_t i_1 = i + 1;
+        int64_t i_2 = i + 2;
+        int64_t i_3 = i + 3;
         /* layer.py:11: acc = b[i] */
         double acc = b[i];
         double accd = bd[i];
+        double acc_1 = b[i_1];
+        double accd_1 = bd[i_1];
+        double acc_2 = b[i_2];
+        double accd_2 = bd[i_2];
+        double acc_3 = b[i_3];
+        double accd_3 = bd[i_3];
         /* layer.py:12: for j in range(W.shape[1]): */
-        ADGEN_SIMD(omp simd reduction(+: acc, accd))
+        ADGEN_SIMD(omp simd reduction(+: acc, accd, acc_1, accd_1, acc_2, accd_2, acc_3, accd_3))
         for (int64_t j = 0; j < W_shape1; ++j) {
             /* layer.py:13: acc += W[i, j] * x[j] */
             double W_i_j = W[i * W_shape1 + j];
             double x_j = x[j];
+            double xd_j = xd[j];
+            double W_i_j_1 = W[i_1 * W_shape1 + j];
+            double W_i_j_2 = W[i_2 * W_shape1 + j];
+            double W_i_j_3 = W[i_3 * W_shape1 + j];
             acc = acc + W_i_j * x_j;
-            accd = accd + (x_j * Wd[i * W_shape1 + j] + W_i_j * xd[j]);
+            accd = accd + (x_j * Wd[i * W_shape1 + j] + W_i_j * xd_j);
+            acc_1 = acc_1 + W_i_j_1 * x_j;
+            accd_1 = accd_1 + (x_j * Wd[i_1 * W_shape1 + j] + W_i_j_1 * xd_j);
+            acc_2 = acc_2 + W_i_j_2 * x_j;
+            accd_2 = accd_2 + (x_j * Wd[i_2 * W_shape1 + j] + W_i_j_2 * xd_j);
+            acc_3 = acc_3 + W_i_j_3 * x_j;
+            accd_3 = accd_3 + (x_j * Wd[i_3 * W_shape1 + j] + W_i_j_3 * xd_j);
         }
         /* layer.py:14: y[i] = np.tanh(acc) */
         double tmp = tanh(acc);
@@ -67,41 +87,107 @@ double layer_b_d(const double *W, const double *Wd, double *Wb, double *Wbd, int
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
         double y_i = y[i];
         /* layer.py:10: for i in range(W.shape[0]): */
-        adgen_put_f64(block, i * 32, y_i);
-        adgen_put_f64(block, i * 32 + 8, yd[i]);
-        adgen_put_f64(block, i * 32 + 16, tmp);
-        adgen_put_f64(block, i * 32 + 24, tmp_1);
-        loss = loss + 0.5 * y_i * y_i;
+        adgen_put_f64(block, (i / 4) * 128, y_i);
+        adgen_put_f64(block, (i / 4) * 128 + 8, yd[i]);
+        adgen_put_f64(block, (i / 4) * 128 + 16, tmp);
+        adgen_put_f64(block, (i / 4) * 128 + 24, tmp_1);
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_2 = tanh(acc_1);
+        double tmp_3 = (1.0 - tmp_2 * tmp_2) * accd_1;
+        y[i_1] = tmp_2;
+        yd[i_1] = tmp_3;
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_1 = y[i_1];
+        /* layer.py:10: for i in range(W.shape[0]): */
+        adgen_put_f64(block, (i / 4) * 128 + 32, y_i_1);
+        adgen_put_f64(block, (i / 4) * 128 + 40, yd[i_1]);
+        adgen_put_f64(block, (i / 4) * 128 + 48, tmp_2);
+        adgen_put_f64(block, (i / 4) * 128 + 56, tmp_3);
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_4 = tanh(acc_2);
+        double tmp_5 = (1.0 - tmp_4 * tmp_4) * accd_2;
+        y[i_2] = tmp_4;
+        yd[i_2] = tmp_5;
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_2 = y[i_2];
+        /* layer.py:10: for i in range(W.shape[0]): */
+        adgen_put_f64(block, (i / 4) * 128 + 64, y_i_2);
+        adgen_put_f64(block, (i / 4) * 128 + 72, yd[i_2]);
+        adgen_put_f64(block, (i / 4) * 128 + 80, tmp_4);
+        adgen_put_f64(block, (i / 4) * 128 + 88, tmp_5);
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_6 = tanh(acc_3);
+        double tmp_7 = (1.0 - tmp_6 * tmp_6) * accd_3;
+        y[i_3] = tmp_6;
+        yd[i_3] = tmp_7;
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_3 = y[i_3];
+        /* layer.py:10: for i in range(W.shape[0]): */
+        adgen_put_f64(block, (i / 4) * 128 + 96, y_i_3);
+        adgen_put_f64(block, (i / 4) * 128 + 104, yd[i_3]);
+        adgen_put_f64(block, (i / 4) * 128 + 112, tmp_6);
+        adgen_put_f64(block, (i / 4) * 128 + 120, tmp_7);
+        i_rest = i + 4;
+        loss = loss + 0.5 * y_i * y_i + 0.5 * y_i_1 * y_i_1 + 0.5 * y_i_2 * y_i_2 + 0.5 * y_i_3 * y_i_3;
+    }
+    int64_t count_1 = W_shape0 - i_rest;
+    unsigned char *block_1 = adgen_push_block(&tape, count_1 * 32);
+    for (int64_t i = i_rest; i < W_shape0; ++i) {
+        /* layer.py:11: acc = b[i] */
+        double acc_4 = b[i];
+        double accd_4 = bd[i];
+        /* layer.py:12: for j in range(W.shape[1]): */
+        ADGEN_SIMD(omp simd reduction(+: acc_4, accd_4))
+        for (int64_t j = 0; j < W_shape1; ++j) {
+            /* layer.py:13: acc += W[i, j] * x[j] */
+            double W_i_j_4 = W[i * W_shape1 + j];
+            double x_j_1 = x[j];
+            acc_4 = acc_4 + W_i_j_4 * x_j_1;
+            accd_4 = accd_4 + (x_j_1 * Wd[i * W_shape1 + j] + W_i_j_4 * xd[j]);
+        }
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_8 = tanh(acc_4);
+        double tmp_9 = (1.0 - tmp_8 * tmp_8) * accd_4;
+        y[i] = tmp_8;
+        yd[i] = tmp_9;
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_4 = y[i];
+        /* layer.py:10: for i in range(W.shape[0]): */
+        adgen_put_f64(block_1, (i - i_rest) * 32, y_i_4);
+        adgen_put_f64(block_1, (i - i_rest) * 32 + 8, yd[i]);
+        adgen_put_f64(block_1, (i - i_rest) * 32 + 16, tmp_8);
+        adgen_put_f64(block_1, (i - i_rest) * 32 + 24, tmp_9);
+        loss = loss + 0.5 * y_i_4 * y_i_4;
     }
     double lossb = retb;
-    int64_t count_1 = W_shape0;
-    const unsigned char *block_1 = adgen_pop_block(&tape, count_1 * 32);
+    int64_t count_2 = W_shape0;
+    const unsigned char *block_2 = adgen_pop_block(&tape, count_2 * 32);
     for (int64_t i = W_shape0 - 1; i >= 0; --i) {
-        double tmp_2 = adgen_get_f64(block_1, i * 32 + 24);
-        double tmp_3 = adgen_get_f64(block_1, i * 32 + 16);
-        double tmp_4 = adgen_get_f64(block_1, i * 32 + 8);
-        double tmp_5 = adgen_get_f64(block_1, i * 32);
+        double tmp_10 = adgen_get_f64(block_2, i * 32 + 24);
+        double tmp_11 = adgen_get_f64(block_2, i * 32 + 16);
+        double tmp_12 = adgen_get_f64(block_2, i * 32 + 8);
+        double tmp_13 = adgen_get_f64(block_2, i * 32);
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
-        yb[i] += 0.5 * tmp_5 * lossb + 0.5 * (tmp_5 * lossb);
-        ybd[i] += lossb * (0.5 * tmp_4) + 0.5 * (lossb * tmp_4);
+        yb[i] += 0.5 * tmp_13 * lossb + 0.5 * (tmp_13 * lossb);
+        ybd[i] += lossb * (0.5 * tmp_12) + 0.5 * (lossb * tmp_12);
         /* layer.py:14: y[i] = np.tanh(acc) */
         double yb_i = yb[i];
         double ybd_i = ybd[i];
         yb[i] = 0.0;
         ybd[i] = 0.0;
-        double tmp_6 = 1.0 - tmp_3 * tmp_3;
-        double accb = tmp_6 * yb_i;
-        double accbd = -(yb_i * (2.0 * tmp_3 * tmp_2)) + tmp_6 * ybd_i;
+        double tmp_14 = 1.0 - tmp_11 * tmp_11;
+        double accb = tmp_14 * yb_i;
+        double accbd = -(yb_i * (2.0 * tmp_11 * tmp_10)) + tmp_14 * ybd_i;
         /* layer.py:12: for j in range(W.shape[1]): */
         ADGEN_SIMD(omp simd)
         for (int64_t j = 0; j < W_shape1; ++j) {
             /* layer.py:13: acc += W[i, j] * x[j] */
-            double x_j_1 = x[j];
-            double W_i_j_1 = W[i * W_shape1 + j];
-            xb[j] += W_i_j_1 * accb;
-            xbd[j] += accb * Wd[i * W_shape1 + j] + W_i_j_1 * accbd;
-            Wb[i * W_shape1 + j] += x_j_1 * accb;
-            Wbd[i * W_shape1 + j] += accb * xd[j] + x_j_1 * accbd;
+            double x_j_2 = x[j];
+            double W_i_j_5 = W[i * W_shape1 + j];
+            xb[j] += W_i_j_5 * accb;
+            xbd[j] += accb * Wd[i * W_shape1 + j] + W_i_j_5 * accbd;
+            Wb[i * W_shape1 + j] += x_j_2 * accb;
+            Wbd[i * W_shape1 + j] += accb * xd[j] + x_j_2 * accbd;
         }
         /* layer.py:11: acc = b[i] */
         bb[i] += accb;

@@ -44,19 +44,43 @@ double layer_b_dv(const double *W, const double *Wd, double *Wb, double *Wbd, in
     (void)x_shape0;
     (void)y_shape0;
     /* layer.py:10: for i in range(W.shape[0]): */
+    int64_t i_rest = 0;
     double loss = 0.0;
-    for (int64_t i = 0; i < W_shape0; ++i) {
+    for (int64_t i = 0; i < W_shape0 - 3; i += 4) {
+        int64_t i_1 = i + 1;
+        int64_t i_2 = i + 2;
+        int64_t i_3 = i + 3;
         /* layer.py:11: acc = b[i] */
         double acc = b[i];
         double accd[nbdirs];
         for (int64_t k = 0; k < nbdirs; ++k) accd[k] = bd[i * nbdirs + k];
+        double acc_1 = b[i_1];
+        double accd_1[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) accd_1[k] = bd[i_1 * nbdirs + k];
+        double acc_2 = b[i_2];
+        double accd_2[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) accd_2[k] = bd[i_2 * nbdirs + k];
+        double acc_3 = b[i_3];
+        double accd_3[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) accd_3[k] = bd[i_3 * nbdirs + k];
         /* layer.py:12: for j in range(W.shape[1]): */
         for (int64_t j = 0; j < W_shape1; ++j) {
             /* layer.py:13: acc += W[i, j] * x[j] */
             double W_i_j = W[i * W_shape1 + j];
             double x_j = x[j];
+            double xd_j[nbdirs];
+            for (int64_t k = 0; k < nbdirs; ++k) xd_j[k] = xd[j * nbdirs + k];
+            double W_i_j_1 = W[i_1 * W_shape1 + j];
+            double W_i_j_2 = W[i_2 * W_shape1 + j];
+            double W_i_j_3 = W[i_3 * W_shape1 + j];
             acc = acc + W_i_j * x_j;
-            for (int64_t k = 0; k < nbdirs; ++k) accd[k] = accd[k] + (x_j * Wd[(i * W_shape1 + j) * nbdirs + k] + W_i_j * xd[j * nbdirs + k]);
+            for (int64_t k = 0; k < nbdirs; ++k) accd[k] = accd[k] + (x_j * Wd[(i * W_shape1 + j) * nbdirs + k] + W_i_j * xd_j[k]);
+            acc_1 = acc_1 + W_i_j_1 * x_j;
+            for (int64_t k = 0; k < nbdirs; ++k) accd_1[k] = accd_1[k] + (x_j * Wd[(i_1 * W_shape1 + j) * nbdirs + k] + W_i_j_1 * xd_j[k]);
+            acc_2 = acc_2 + W_i_j_2 * x_j;
+            for (int64_t k = 0; k < nbdirs; ++k) accd_2[k] = accd_2[k] + (x_j * Wd[(i_2 * W_shape1 + j) * nbdirs + k] + W_i_j_2 * xd_j[k]);
+            acc_3 = acc_3 + W_i_j_3 * x_j;
+            for (int64_t k = 0; k < nbdirs; ++k) accd_3[k] = accd_3[k] + (x_j * Wd[(i_3 * W_shape1 + j) * nbdirs + k] + W_i_j_3 * xd_j[k]);
         }
         /* layer.py:14: y[i] = np.tanh(acc) */
         double tmp = tanh(acc);
@@ -72,39 +96,111 @@ double layer_b_dv(const double *W, const double *Wd, double *Wb, double *Wbd, in
         for (int64_t k = 0; k < nbdirs; ++k) adgen_push_f64(&tape, yd[i * nbdirs + k]);
         adgen_push_f64(&tape, tmp);
         for (int64_t k = 0; k < nbdirs; ++k) adgen_push_f64(&tape, tmp_2[k]);
-        loss = loss + 0.5 * y_i * y_i;
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_3 = tanh(acc_1);
+        double tmp_4 = 1.0 - tmp_3 * tmp_3;
+        double tmp_5[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_5[k] = tmp_4 * accd_1[k];
+        y[i_1] = tmp_3;
+        for (int64_t k = 0; k < nbdirs; ++k) yd[i_1 * nbdirs + k] = tmp_5[k];
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_1 = y[i_1];
+        /* layer.py:10: for i in range(W.shape[0]): */
+        adgen_push_f64(&tape, y_i_1);
+        for (int64_t k = 0; k < nbdirs; ++k) adgen_push_f64(&tape, yd[i_1 * nbdirs + k]);
+        adgen_push_f64(&tape, tmp_3);
+        for (int64_t k = 0; k < nbdirs; ++k) adgen_push_f64(&tape, tmp_5[k]);
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_6 = tanh(acc_2);
+        double tmp_7 = 1.0 - tmp_6 * tmp_6;
+        double tmp_8[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_8[k] = tmp_7 * accd_2[k];
+        y[i_2] = tmp_6;
+        for (int64_t k = 0; k < nbdirs; ++k) yd[i_2 * nbdirs + k] = tmp_8[k];
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_2 = y[i_2];
+        /* layer.py:10: for i in range(W.shape[0]): */
+        adgen_push_f64(&tape, y_i_2);
+        for (int64_t k = 0; k < nbdirs; ++k) adgen_push_f64(&tape, yd[i_2 * nbdirs + k]);
+        adgen_push_f64(&tape, tmp_6);
+        for (int64_t k = 0; k < nbdirs; ++k) adgen_push_f64(&tape, tmp_8[k]);
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_9 = tanh(acc_3);
+        double tmp_10 = 1.0 - tmp_9 * tmp_9;
+        double tmp_11[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_11[k] = tmp_10 * accd_3[k];
+        y[i_3] = tmp_9;
+        for (int64_t k = 0; k < nbdirs; ++k) yd[i_3 * nbdirs + k] = tmp_11[k];
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_3 = y[i_3];
+        /* layer.py:10: for i in range(W.shape[0]): */
+        adgen_push_f64(&tape, y_i_3);
+        for (int64_t k = 0; k < nbdirs; ++k) adgen_push_f64(&tape, yd[i_3 * nbdirs + k]);
+        adgen_push_f64(&tape, tmp_9);
+        for (int64_t k = 0; k < nbdirs; ++k) adgen_push_f64(&tape, tmp_11[k]);
+        i_rest = i + 4;
+        loss = loss + 0.5 * y_i * y_i + 0.5 * y_i_1 * y_i_1 + 0.5 * y_i_2 * y_i_2 + 0.5 * y_i_3 * y_i_3;
+    }
+    for (int64_t i = i_rest; i < W_shape0; ++i) {
+        /* layer.py:11: acc = b[i] */
+        double acc_4 = b[i];
+        double accd_4[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) accd_4[k] = bd[i * nbdirs + k];
+        /* layer.py:12: for j in range(W.shape[1]): */
+        for (int64_t j = 0; j < W_shape1; ++j) {
+            /* layer.py:13: acc += W[i, j] * x[j] */
+            double W_i_j_4 = W[i * W_shape1 + j];
+            double x_j_1 = x[j];
+            acc_4 = acc_4 + W_i_j_4 * x_j_1;
+            for (int64_t k = 0; k < nbdirs; ++k) accd_4[k] = accd_4[k] + (x_j_1 * Wd[(i * W_shape1 + j) * nbdirs + k] + W_i_j_4 * xd[j * nbdirs + k]);
+        }
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_12 = tanh(acc_4);
+        double tmp_13 = 1.0 - tmp_12 * tmp_12;
+        double tmp_14[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_14[k] = tmp_13 * accd_4[k];
+        y[i] = tmp_12;
+        for (int64_t k = 0; k < nbdirs; ++k) yd[i * nbdirs + k] = tmp_14[k];
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_4 = y[i];
+        /* layer.py:10: for i in range(W.shape[0]): */
+        adgen_push_f64(&tape, y_i_4);
+        for (int64_t k = 0; k < nbdirs; ++k) adgen_push_f64(&tape, yd[i * nbdirs + k]);
+        adgen_push_f64(&tape, tmp_12);
+        for (int64_t k = 0; k < nbdirs; ++k) adgen_push_f64(&tape, tmp_14[k]);
+        loss = loss + 0.5 * y_i_4 * y_i_4;
     }
     double lossb = retb;
     for (int64_t i = W_shape0 - 1; i >= 0; --i) {
-        double tmp_3[nbdirs];
-        for (int64_t k = nbdirs - 1; k >= 0; --k) tmp_3[k] = adgen_pop_f64(&tape);
-        double tmp_4 = adgen_pop_f64(&tape);
-        double tmp_5[nbdirs];
-        for (int64_t k = nbdirs - 1; k >= 0; --k) tmp_5[k] = adgen_pop_f64(&tape);
-        double tmp_6 = adgen_pop_f64(&tape);
+        double tmp_15[nbdirs];
+        for (int64_t k = nbdirs - 1; k >= 0; --k) tmp_15[k] = adgen_pop_f64(&tape);
+        double tmp_16 = adgen_pop_f64(&tape);
+        double tmp_17[nbdirs];
+        for (int64_t k = nbdirs - 1; k >= 0; --k) tmp_17[k] = adgen_pop_f64(&tape);
+        double tmp_18 = adgen_pop_f64(&tape);
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
-        yb[i] += 0.5 * tmp_6 * lossb + 0.5 * (tmp_6 * lossb);
-        for (int64_t k = 0; k < nbdirs; ++k) ybd[i * nbdirs + k] += lossb * (0.5 * tmp_5[k]) + 0.5 * (lossb * tmp_5[k]);
+        yb[i] += 0.5 * tmp_18 * lossb + 0.5 * (tmp_18 * lossb);
+        for (int64_t k = 0; k < nbdirs; ++k) ybd[i * nbdirs + k] += lossb * (0.5 * tmp_17[k]) + 0.5 * (lossb * tmp_17[k]);
         /* layer.py:14: y[i] = np.tanh(acc) */
         double yb_i = yb[i];
         double ybd_i[nbdirs];
         for (int64_t k = 0; k < nbdirs; ++k) ybd_i[k] = ybd[i * nbdirs + k];
         yb[i] = 0.0;
         for (int64_t k = 0; k < nbdirs; ++k) ybd[i * nbdirs + k] = 0.0;
-        double tmp_7 = 2.0 * tmp_4;
-        double tmp_8 = 1.0 - tmp_4 * tmp_4;
-        double accb = tmp_8 * yb_i;
+        double tmp_19 = 2.0 * tmp_16;
+        double tmp_20 = 1.0 - tmp_16 * tmp_16;
+        double accb = tmp_20 * yb_i;
         double accbd[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) accbd[k] = -(yb_i * (tmp_7 * tmp_3[k])) + tmp_8 * ybd_i[k];
+        for (int64_t k = 0; k < nbdirs; ++k) accbd[k] = -(yb_i * (tmp_19 * tmp_15[k])) + tmp_20 * ybd_i[k];
         /* layer.py:12: for j in range(W.shape[1]): */
         for (int64_t j = 0; j < W_shape1; ++j) {
             /* layer.py:13: acc += W[i, j] * x[j] */
-            double x_j_1 = x[j];
-            double W_i_j_1 = W[i * W_shape1 + j];
-            xb[j] += W_i_j_1 * accb;
-            for (int64_t k = 0; k < nbdirs; ++k) xbd[j * nbdirs + k] += accb * Wd[(i * W_shape1 + j) * nbdirs + k] + W_i_j_1 * accbd[k];
-            Wb[i * W_shape1 + j] += x_j_1 * accb;
-            for (int64_t k = 0; k < nbdirs; ++k) Wbd[(i * W_shape1 + j) * nbdirs + k] += accb * xd[j * nbdirs + k] + x_j_1 * accbd[k];
+            double x_j_2 = x[j];
+            double W_i_j_5 = W[i * W_shape1 + j];
+            xb[j] += W_i_j_5 * accb;
+            for (int64_t k = 0; k < nbdirs; ++k) xbd[j * nbdirs + k] += accb * Wd[(i * W_shape1 + j) * nbdirs + k] + W_i_j_5 * accbd[k];
+            Wb[i * W_shape1 + j] += x_j_2 * accb;
+            for (int64_t k = 0; k < nbdirs; ++k) Wbd[(i * W_shape1 + j) * nbdirs + k] += accb * xd[j * nbdirs + k] + x_j_2 * accbd[k];
         }
         /* layer.py:11: acc = b[i] */
         bb[i] += accb;

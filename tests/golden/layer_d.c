@@ -31,20 +31,40 @@ double layer_d(const double *W, const double *Wd, int64_t W_shape0, int64_t W_sh
     (void)x_shape0;
     (void)y_shape0;
     /* layer.py:10: for i in range(W.shape[0]): */
+    int64_t i_rest = 0;
     double loss = 0.0;
     double lossd = 0.0;
-    for (int64_t i = 0; i < W_shape0; ++i) {
+    for (int64_t i = 0; i < W_shape0 - 3; i += 4) {
+        int64_t i_1 = i + 1;
+        int64_t i_2 = i + 2;
+        int64_t i_3 = i + 3;
         /* layer.py:11: acc = b[i] */
         double acc = b[i];
         double accd = bd[i];
+        double acc_1 = b[i_1];
+        double accd_1 = bd[i_1];
+        double acc_2 = b[i_2];
+        double accd_2 = bd[i_2];
+        double acc_3 = b[i_3];
+        double accd_3 = bd[i_3];
         /* layer.py:12: for j in range(W.shape[1]): */
-        ADGEN_SIMD(omp simd reduction(+: acc, accd))
+        ADGEN_SIMD(omp simd reduction(+: acc, accd, acc_1, accd_1, acc_2, accd_2, acc_3, accd_3))
         for (int64_t j = 0; j < W_shape1; ++j) {
             /* layer.py:13: acc += W[i, j] * x[j] */
             double W_i_j = W[i * W_shape1 + j];
             double x_j = x[j];
+            double xd_j = xd[j];
+            double W_i_j_1 = W[i_1 * W_shape1 + j];
+            double W_i_j_2 = W[i_2 * W_shape1 + j];
+            double W_i_j_3 = W[i_3 * W_shape1 + j];
             acc = acc + W_i_j * x_j;
-            accd = accd + (x_j * Wd[i * W_shape1 + j] + W_i_j * xd[j]);
+            accd = accd + (x_j * Wd[i * W_shape1 + j] + W_i_j * xd_j);
+            acc_1 = acc_1 + W_i_j_1 * x_j;
+            accd_1 = accd_1 + (x_j * Wd[i_1 * W_shape1 + j] + W_i_j_1 * xd_j);
+            acc_2 = acc_2 + W_i_j_2 * x_j;
+            accd_2 = accd_2 + (x_j * Wd[i_2 * W_shape1 + j] + W_i_j_2 * xd_j);
+            acc_3 = acc_3 + W_i_j_3 * x_j;
+            accd_3 = accd_3 + (x_j * Wd[i_3 * W_shape1 + j] + W_i_j_3 * xd_j);
         }
         /* layer.py:14: y[i] = np.tanh(acc) */
         double tmp = tanh(acc);
@@ -54,8 +74,58 @@ double layer_d(const double *W, const double *Wd, int64_t W_shape0, int64_t W_sh
         double y_i = y[i];
         double yd_i = yd[i];
         double tmp_1 = 0.5 * y_i;
-        loss = loss + tmp_1 * y_i;
-        lossd = lossd + (y_i * (0.5 * yd_i) + tmp_1 * yd_i);
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_2 = tanh(acc_1);
+        y[i_1] = tmp_2;
+        yd[i_1] = (1.0 - tmp_2 * tmp_2) * accd_1;
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_1 = y[i_1];
+        double yd_i_1 = yd[i_1];
+        double tmp_3 = 0.5 * y_i_1;
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_4 = tanh(acc_2);
+        y[i_2] = tmp_4;
+        yd[i_2] = (1.0 - tmp_4 * tmp_4) * accd_2;
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_2 = y[i_2];
+        double yd_i_2 = yd[i_2];
+        double tmp_5 = 0.5 * y_i_2;
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_6 = tanh(acc_3);
+        y[i_3] = tmp_6;
+        yd[i_3] = (1.0 - tmp_6 * tmp_6) * accd_3;
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_3 = y[i_3];
+        double yd_i_3 = yd[i_3];
+        double tmp_7 = 0.5 * y_i_3;
+        i_rest = i + 4;
+        loss = loss + tmp_1 * y_i + tmp_3 * y_i_1 + tmp_5 * y_i_2 + tmp_7 * y_i_3;
+        lossd = lossd + (y_i * (0.5 * yd_i) + tmp_1 * yd_i) + (y_i_1 * (0.5 * yd_i_1) + tmp_3 * yd_i_1) + (y_i_2 * (0.5 * yd_i_2) + tmp_5 * yd_i_2) + (y_i_3 * (0.5 * yd_i_3) + tmp_7 * yd_i_3);
+    }
+    /* layer.py:10: for i in range(W.shape[0]): */
+    for (int64_t i = i_rest; i < W_shape0; ++i) {
+        /* layer.py:11: acc = b[i] */
+        double acc_4 = b[i];
+        double accd_4 = bd[i];
+        /* layer.py:12: for j in range(W.shape[1]): */
+        ADGEN_SIMD(omp simd reduction(+: acc_4, accd_4))
+        for (int64_t j = 0; j < W_shape1; ++j) {
+            /* layer.py:13: acc += W[i, j] * x[j] */
+            double W_i_j_4 = W[i * W_shape1 + j];
+            double x_j_1 = x[j];
+            acc_4 = acc_4 + W_i_j_4 * x_j_1;
+            accd_4 = accd_4 + (x_j_1 * Wd[i * W_shape1 + j] + W_i_j_4 * xd[j]);
+        }
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_8 = tanh(acc_4);
+        y[i] = tmp_8;
+        yd[i] = (1.0 - tmp_8 * tmp_8) * accd_4;
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_4 = y[i];
+        double yd_i_4 = yd[i];
+        double tmp_9 = 0.5 * y_i_4;
+        loss = loss + tmp_9 * y_i_4;
+        lossd = lossd + (y_i_4 * (0.5 * yd_i_4) + tmp_9 * yd_i_4);
     }
     /* layer.py:16: return loss */
     *retd = lossd;

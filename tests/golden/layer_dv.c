@@ -32,21 +32,45 @@ double layer_dv(const double *W, const double *Wd, int64_t W_shape0, int64_t W_s
     (void)x_shape0;
     (void)y_shape0;
     /* layer.py:10: for i in range(W.shape[0]): */
+    int64_t i_rest = 0;
     double loss = 0.0;
     double lossd[nbdirs];
     for (int64_t k = 0; k < nbdirs; ++k) lossd[k] = 0.0;
-    for (int64_t i = 0; i < W_shape0; ++i) {
+    for (int64_t i = 0; i < W_shape0 - 3; i += 4) {
+        int64_t i_1 = i + 1;
+        int64_t i_2 = i + 2;
+        int64_t i_3 = i + 3;
         /* layer.py:11: acc = b[i] */
         double acc = b[i];
         double accd[nbdirs];
         for (int64_t k = 0; k < nbdirs; ++k) accd[k] = bd[i * nbdirs + k];
+        double acc_1 = b[i_1];
+        double accd_1[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) accd_1[k] = bd[i_1 * nbdirs + k];
+        double acc_2 = b[i_2];
+        double accd_2[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) accd_2[k] = bd[i_2 * nbdirs + k];
+        double acc_3 = b[i_3];
+        double accd_3[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) accd_3[k] = bd[i_3 * nbdirs + k];
         /* layer.py:12: for j in range(W.shape[1]): */
         for (int64_t j = 0; j < W_shape1; ++j) {
             /* layer.py:13: acc += W[i, j] * x[j] */
             double W_i_j = W[i * W_shape1 + j];
             double x_j = x[j];
+            double xd_j[nbdirs];
+            for (int64_t k = 0; k < nbdirs; ++k) xd_j[k] = xd[j * nbdirs + k];
+            double W_i_j_1 = W[i_1 * W_shape1 + j];
+            double W_i_j_2 = W[i_2 * W_shape1 + j];
+            double W_i_j_3 = W[i_3 * W_shape1 + j];
             acc = acc + W_i_j * x_j;
-            for (int64_t k = 0; k < nbdirs; ++k) accd[k] = accd[k] + (x_j * Wd[(i * W_shape1 + j) * nbdirs + k] + W_i_j * xd[j * nbdirs + k]);
+            for (int64_t k = 0; k < nbdirs; ++k) accd[k] = accd[k] + (x_j * Wd[(i * W_shape1 + j) * nbdirs + k] + W_i_j * xd_j[k]);
+            acc_1 = acc_1 + W_i_j_1 * x_j;
+            for (int64_t k = 0; k < nbdirs; ++k) accd_1[k] = accd_1[k] + (x_j * Wd[(i_1 * W_shape1 + j) * nbdirs + k] + W_i_j_1 * xd_j[k]);
+            acc_2 = acc_2 + W_i_j_2 * x_j;
+            for (int64_t k = 0; k < nbdirs; ++k) accd_2[k] = accd_2[k] + (x_j * Wd[(i_2 * W_shape1 + j) * nbdirs + k] + W_i_j_2 * xd_j[k]);
+            acc_3 = acc_3 + W_i_j_3 * x_j;
+            for (int64_t k = 0; k < nbdirs; ++k) accd_3[k] = accd_3[k] + (x_j * Wd[(i_3 * W_shape1 + j) * nbdirs + k] + W_i_j_3 * xd_j[k]);
         }
         /* layer.py:14: y[i] = np.tanh(acc) */
         double tmp = tanh(acc);
@@ -58,8 +82,66 @@ double layer_dv(const double *W, const double *Wd, int64_t W_shape0, int64_t W_s
         double yd_i[nbdirs];
         for (int64_t k = 0; k < nbdirs; ++k) yd_i[k] = yd[i * nbdirs + k];
         double tmp_2 = 0.5 * y_i;
-        loss = loss + tmp_2 * y_i;
-        for (int64_t k = 0; k < nbdirs; ++k) lossd[k] = lossd[k] + (y_i * (0.5 * yd_i[k]) + tmp_2 * yd_i[k]);
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_3 = tanh(acc_1);
+        double tmp_4 = 1.0 - tmp_3 * tmp_3;
+        y[i_1] = tmp_3;
+        for (int64_t k = 0; k < nbdirs; ++k) yd[i_1 * nbdirs + k] = tmp_4 * accd_1[k];
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_1 = y[i_1];
+        double yd_i_1[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) yd_i_1[k] = yd[i_1 * nbdirs + k];
+        double tmp_5 = 0.5 * y_i_1;
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_6 = tanh(acc_2);
+        double tmp_7 = 1.0 - tmp_6 * tmp_6;
+        y[i_2] = tmp_6;
+        for (int64_t k = 0; k < nbdirs; ++k) yd[i_2 * nbdirs + k] = tmp_7 * accd_2[k];
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_2 = y[i_2];
+        double yd_i_2[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) yd_i_2[k] = yd[i_2 * nbdirs + k];
+        double tmp_8 = 0.5 * y_i_2;
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_9 = tanh(acc_3);
+        double tmp_10 = 1.0 - tmp_9 * tmp_9;
+        y[i_3] = tmp_9;
+        for (int64_t k = 0; k < nbdirs; ++k) yd[i_3 * nbdirs + k] = tmp_10 * accd_3[k];
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_3 = y[i_3];
+        double yd_i_3[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) yd_i_3[k] = yd[i_3 * nbdirs + k];
+        double tmp_11 = 0.5 * y_i_3;
+        i_rest = i + 4;
+        loss = loss + tmp_2 * y_i + tmp_5 * y_i_1 + tmp_8 * y_i_2 + tmp_11 * y_i_3;
+        for (int64_t k = 0; k < nbdirs; ++k) lossd[k] = lossd[k] + (y_i * (0.5 * yd_i[k]) + tmp_2 * yd_i[k]) + (y_i_1 * (0.5 * yd_i_1[k]) + tmp_5 * yd_i_1[k]) + (y_i_2 * (0.5 * yd_i_2[k]) + tmp_8 * yd_i_2[k]) + (y_i_3 * (0.5 * yd_i_3[k]) + tmp_11 * yd_i_3[k]);
+    }
+    /* layer.py:10: for i in range(W.shape[0]): */
+    for (int64_t i = i_rest; i < W_shape0; ++i) {
+        /* layer.py:11: acc = b[i] */
+        double acc_4 = b[i];
+        double accd_4[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) accd_4[k] = bd[i * nbdirs + k];
+        /* layer.py:12: for j in range(W.shape[1]): */
+        for (int64_t j = 0; j < W_shape1; ++j) {
+            /* layer.py:13: acc += W[i, j] * x[j] */
+            double W_i_j_4 = W[i * W_shape1 + j];
+            double x_j_1 = x[j];
+            acc_4 = acc_4 + W_i_j_4 * x_j_1;
+            for (int64_t k = 0; k < nbdirs; ++k) accd_4[k] = accd_4[k] + (x_j_1 * Wd[(i * W_shape1 + j) * nbdirs + k] + W_i_j_4 * xd[j * nbdirs + k]);
+        }
+        /* layer.py:14: y[i] = np.tanh(acc) */
+        double tmp_12 = tanh(acc_4);
+        double tmp_13 = 1.0 - tmp_12 * tmp_12;
+        y[i] = tmp_12;
+        for (int64_t k = 0; k < nbdirs; ++k) yd[i * nbdirs + k] = tmp_13 * accd_4[k];
+        /* layer.py:15: loss += 0.5 * y[i] * y[i] */
+        double y_i_4 = y[i];
+        double yd_i_4[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) yd_i_4[k] = yd[i * nbdirs + k];
+        double tmp_14 = 0.5 * y_i_4;
+        loss = loss + tmp_14 * y_i_4;
+        for (int64_t k = 0; k < nbdirs; ++k) lossd[k] = lossd[k] + (y_i_4 * (0.5 * yd_i_4[k]) + tmp_14 * yd_i_4[k]);
     }
     /* layer.py:16: return loss */
     for (int64_t k = 0; k < nbdirs; ++k) retd[k] = lossd[k];

@@ -837,8 +837,11 @@ class FunctionEmitter(Variables):
             span = f"{high} + {low[1:]}" if re.fullmatch(r"-\d+", low) else \
                 f"{high} - {_atom(low)}"
         trips = self.fresh_name("count")
-        self.emit(f"int64_t {trips} = "
-                  f"{span if abs(s) == 1 else f'({span} + {abs(s) - 1}) / {abs(s)}'};", depth)
+        if abs(s) != 1:  # (span + |s| - 1) / |s|, where span ends in - (|s| - 1) for a jammed loop
+            span = span[:-len(f" - {abs(s) - 1}")] if span.endswith(f" - {abs(s) - 1}") else \
+                f"{span} + {abs(s) - 1}"
+            span = f"{_atom(span)} / {abs(s)}"
+        self.emit(f"int64_t {trips} = {span};", depth)
         if pops and s == -1:  # counting down to stop + 1, the iteration that pushed
             first = _plus_one(stop)
             t = iv if first == "0" else f"{iv} + {first[1:]}" if re.fullmatch(r"-\d+", first) \
@@ -849,7 +852,8 @@ class FunctionEmitter(Variables):
                 self.emit(f"int64_t {first} = {start};", depth)
                 start = first
             t = (iv if start == "0" else f"{iv} - {start}") if s == 1 else \
-                f"{start} - {iv}" if s == -1 else f"({iv} - {start}) / {s}"
+                f"{start} - {iv}" if s == -1 else \
+                f"{iv} / {s}" if start == "0" and s > 0 else f"({iv} - {start}) / {s}"
             if pops:  # iteration t of this loop gets what iteration trips - 1 - t pushed
                 t = f"{trips} - 1 - {t if t.isidentifier() else f'({t})'}"
         width, offsets = _tape_layout(ops)

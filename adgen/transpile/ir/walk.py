@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -79,6 +80,25 @@ def substitute(fn: Function, subst: dict[int, Value]) -> None:
 
     for op in fn.walk():
         op.operands = [resolve(v) for v in op.operands]
+
+
+def clone(op: Op, vmap: dict[int, Value]) -> Op:
+    """A copy of ``op`` (and its regions) reading ``vmap``'s values for the ones it maps;
+    the copy's results and block arguments are added to ``vmap``."""
+    c = copy.copy(op)
+    c.operands = [vmap.get(id(v), v) for v in op.operands]
+    c.results = [Value(r.type, r.name) for r in op.results]
+    for r, nr in zip(op.results, c.results, strict=True):
+        nr.owner = c
+        vmap[id(r)] = nr
+    c.regions = []
+    for sub in op.regions:
+        nr = Region([Value(a.type, a.name) for a in sub.args])
+        for a, na in zip(sub.args, nr.args, strict=True):
+            vmap[id(a)] = na
+        nr.ops = [clone(o, vmap) for o in sub.ops]
+        c.regions.append(nr)
+    return c
 
 
 def index_dependent(loop: For) -> set[int]:

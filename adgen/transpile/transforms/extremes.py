@@ -49,8 +49,6 @@ values it took about as long as the rest of the gradient.
 
 from __future__ import annotations
 
-import copy
-
 from ..ir.builder import Builder
 from ..ir.core import (
     NOWHERE, Cast, Condition, Const, Dim, For, Function, If, Load, Op, Prim, Region, Value,
@@ -58,7 +56,7 @@ from ..ir.core import (
 )
 from ..ad.record import EXPENSIVE
 from ..ir.types import BOOL, I64, ScalarType
-from ..ir.walk import substitute
+from ..ir.walk import clone, substitute
 
 #: the comparison each extreme makes: ``max(a, b)`` is ``b > a ? b : a``
 _TEST = {"max": "gt", "min": "lt"}
@@ -154,7 +152,7 @@ def _rewrite(fn: Function, op: For, ext: Prim, region: Region, at: int) -> int:
     for o in body.ops[:-1]:
         if o is ext or o.results and o.results[0] is k_next or o is test.owner:
             continue
-        then.ops.append(_clone(o, vmap))
+        then.ops.append(clone(o, vmap))
     then.ops.append(Yield([vmap.get(id(e), e)], [], loc))
     other.ops.append(Yield([op.inits[0]], [], loc))
     picked = Value(arg.type, arg.name)
@@ -181,7 +179,7 @@ def _search_after(fn: Function, op: For, ext: Prim, e: Value, region: Region, at
         vmap: dict[int, Value] = {id(iv): index}
         for o in body.ops[:-1]:
             if o is not ext:
-                into.ops.append(_clone(o, vmap))
+                into.ops.append(clone(o, vmap))
         return vmap.get(id(e), e)
 
     def in_range(b: Builder, i: Value) -> Value:
@@ -223,21 +221,3 @@ def _search_after(fn: Function, op: For, ext: Prim, e: Value, region: Region, at
     after.insert(If([found], [picked], loc, regions=[at_k, none]))
     region.ops[at + 1:at + 1] = after.region.ops
     return at + len(after.region.ops)
-
-
-def _clone(op: Op, vmap: dict[int, Value]) -> Op:
-    """A copy of ``op`` (and its regions) reading ``vmap``'s values for the ones it maps."""
-    c = copy.copy(op)
-    c.operands = [vmap.get(id(v), v) for v in op.operands]
-    c.results = [Value(r.type, r.name) for r in op.results]
-    for r, nr in zip(op.results, c.results, strict=True):
-        nr.owner = c
-        vmap[id(r)] = nr
-    c.regions = []
-    for sub in op.regions:
-        nr = Region([Value(a.type, a.name) for a in sub.args])
-        for a, na in zip(sub.args, nr.args, strict=True):
-            vmap[id(a)] = na
-        nr.ops = [_clone(o, vmap) for o in sub.ops]
-        c.regions.append(nr)
-    return c
