@@ -48,12 +48,9 @@ from ..ir.core import (
     Cast, Const, Dim, For, If, Load, Loc, Op, Pop, Prim, Push, Region, Value, While, Yield,
     Zeros,
 )
-from ..ir.prims import PRIMS
+from ..ir.prims import EXPENSIVE
 from ..ir.types import BOOL, ArrayType, ScalarType
 
-#: primitives worth saving rather than recomputing (a libm call costs more than a tape entry)
-EXPENSIVE = {name for name, p in PRIMS.items() if p.c_func is not None and p.c_op is None} - {
-    "abs", "fabs", "min", "max", "copysign", "floor", "ceil", "floordiv", "mod"}
 
 
 def recomputable(op: Op, directive: str, reloadable: set[int]) -> bool:

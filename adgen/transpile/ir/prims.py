@@ -167,6 +167,10 @@ INTRINSICS.update({
     ("math", "floor"): "ifloor", ("math", "ceil"): "iceil",
     ("", "abs"): "abs", ("", "min"): "min", ("", "max"): "max", ("", "pow"): "pow",
 })
+#: primitives that cost a libm call: worth saving on the tape rather than recomputing
+#: (``ad/record.py``), and kept out of loops the running-extremes rewrite duplicates
+EXPENSIVE = {name for name, p in PRIMS.items() if p.c_func is not None and p.c_op is None} - {
+    "abs", "fabs", "min", "max", "copysign", "floor", "ceil", "floordiv", "mod"}
 #: named constants: (module, name) -> value
 CONSTANTS: dict[tuple[str, str], float] = {
     ("math", "pi"): math.pi, ("math", "e"): math.e, ("math", "tau"): math.tau,

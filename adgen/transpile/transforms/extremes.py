@@ -54,7 +54,7 @@ from ..ir.core import (
     NOWHERE, Cast, Condition, Const, Dim, For, Function, If, Load, Op, Prim, Region, Value,
     While, Yield,
 )
-from ..ad.record import EXPENSIVE
+from ..ir.prims import EXPENSIVE
 from ..ir.types import BOOL, I64, ScalarType
 from ..ir.walk import clone, substitute
 
