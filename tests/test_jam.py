@@ -5,6 +5,8 @@ trip count, in every mode."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -175,3 +177,29 @@ def test_jammed_results_equal_the_loop_as_written(tmp_path: Path,
     plain = run(module(tmp_path, JAMMED, "plain"))
     for a, b_ in zip(jammed, plain, strict=True):
         assert np.array_equal(a, b_)
+
+
+def test_debug_builds_keep_the_loop_as_written(tmp_path: Path) -> None:
+    """A bounds check fails at the first bad index in the source's order, as CPython's
+    IndexError does: the jammed copies would read x[6] before h[5] is stored."""
+    path = module(tmp_path, """
+    def oob(w: Array[f64, 2], x: Array[f64], h: Array[f64]) -> float:
+        total = 0.0
+        for k in range(w.shape[0]):
+            a = x[k]
+            z = 0.0
+            for i in range(w.shape[1]):
+                z += w[k, i] * a
+            h[k] = z
+            total += z
+        return total
+    """)
+    assert "k_rest" in transpile(path, ["primal"]).outputs["primal"].source.text  # type: ignore[attr-defined]
+    debug = transpile(path, ["primal"], debug=True).outputs["primal"].source.text  # type: ignore[attr-defined]
+    assert "k_rest" not in debug
+    code = ("import numpy as np, adgen\n"
+            f"m = adgen.load({path!r}, modes=('primal',), debug=True)\n"
+            "m.oob(np.ones((9, 10)), np.ones(6), np.zeros(5))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert r.returncode != 0
+    assert "m.py:14: index 5 out of range for extent 5" in r.stderr, r.stderr  # h[k] = z

@@ -247,7 +247,7 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
                     hvp_activity = analyze(hvp_source, hvp_requests(hvp_source))
                 target = differentiate(hvp_source, hvp_activity, vector=(mode == "vector-hvp"))
                 finish_module(target, mode, log)
-        target = emitted_form(target, copy=(mode == "primal"), log=log)
+        target = emitted_form(target, copy=(mode == "primal"), debug=debug, log=log)
         irs[mode] = target
         outputs[mode] = emit_module(target, mode, options, command)
     unique = {(w.loc, w.message): w for w in diags.warnings}
@@ -255,9 +255,13 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
     return Transpiled(module, outputs, irs, log, warnings, options.target)
 
 
-def emitted_form(module: Module, copy: bool, log: PassLog) -> Module:
+def emitted_form(module: Module, copy: bool, debug: bool, log: PassLog) -> Module:
     """The IR as it is emitted: loops around reductions jammed (``transforms/jam.py``), in
-    a copy when ``copy`` (the primal IR, which the AD transforms read)."""
+    a copy when ``copy`` (the primal IR, which the AD transforms read).  Not in a debug
+    build, whose bounds checks must fail at the first bad index in the source's order
+    (the jammed copies read before the copies of earlier iterations store)."""
+    if debug:
+        return module
     if copy:
         import copy as copying
         module = copying.deepcopy(module)

@@ -20,9 +20,9 @@ A loop ``L`` is jammed when:
 - its body is: ops without regions, one inner ``for`` ``M``, ops without regions;
 - ``M`` carries at least one float, its body has only pure ops and loads, and its range
   is the same in every iteration of ``L`` (values from before ``L``, or pure ops of them);
-- the ops before ``M`` have no effect but pops from the tape, those after ``M`` none but
-  stores and pushes (the pops, pushes and stores of the copies keep their order), and no
-  array ``L`` stores into is read before or in ``M``;
+- the ops before ``M`` have no effect, those after ``M`` none but stores and pushes to
+  the tape (the pushes and stores of the copies keep their order), and no array ``L``
+  stores into is read before or in ``M``;
 - neither loop has a known trip count too small to gain (``L`` under 2 x FACTOR, ``M``
   under MIN_INNER), and ``M``'s body is at most MAX_INNER_OPS ops.
 
@@ -34,7 +34,7 @@ for bit.
 from __future__ import annotations
 
 from ..ir.core import (
-    Cast, Const, Dim, For, Function, Load, Loc, Op, Pop, Prim, Push, Region, Store, Value, Yield,
+    Cast, Const, Dim, For, Function, Load, Loc, Op, Prim, Push, Region, Store, Value, Yield,
 )
 from ..ir.types import I64, ScalarType
 from ..ir.walk import clone
@@ -111,10 +111,8 @@ def _jammable(loop: For) -> bool:
         return False
     if not all(isinstance(o, (*_PURE, Load)) and not o.regions for o in m_ops):
         return False
-    if not all(isinstance(o, (*_PURE, Load, Pop)) for o in pre) or \
+    if not all(isinstance(o, (*_PURE, Load)) for o in pre) or \
             not all(isinstance(o, (*_PURE, Load, Store, Push)) for o in post):
-        return False
-    if any(isinstance(o, Pop) for o in pre) and any(isinstance(o, Push) for o in post):
         return False
     # what the loop carries is read after the inner loop only (the copies after it pass it on)
     early = {id(v) for top in [*pre, m] for o in top.walk() for v in o.operands}
