@@ -60,6 +60,10 @@ forward sweep decided and overwrote:
 * running maxima and minima, ``m = max(m, e)`` alone in a loop or after a
   statement (:func:`extreme_loop`), which reverse mode rewrites into the index
   of the element kept;
+* loops around a reduction loop (:func:`reduction_nest`): a float started
+  per outer iteration, updated by an inner loop over a range fixed before the
+  outer one, then summed (maybe after a statement), the shape the emitted code
+  runs four outer iterations at a time (``transforms/jam.py``);
 * derivatives taken inside the module (one program in five, ``Program.nested``;
   :func:`nested_derivative`): the first helper (and often the second) is then
   differentiable (float scalar parameters, maybe a read-only array and an
@@ -1272,6 +1276,39 @@ def extreme_loop(draw, scope: Scope) -> list[str]:
 
 
 @st.composite
+def reduction_nest(draw, scope: Scope) -> list[str]:
+    """A loop around a reduction loop, the shape ``transforms/jam.py`` runs four
+    iterations at a time: per outer iteration a float starts from an expression, an inner
+    loop over a range fixed before the outer loop updates it from loads and arithmetic, and
+    the body ends with a sum over the outer loop of a function of it (before that, maybe a
+    random statement, which may store into an array the inner loop reads)."""
+    text, lo, hi, hints, trips = draw(range_header(scope))
+    itext, ilo, ihi, ihints, itrips = draw(range_header(scope))  # not from the outer index
+    name = scope.free_loop_name()
+    body_scope = enter_loop(scope, Loop(allow_continue=False))
+    loop_var(body_scope, name, lo, hi, hints)
+    init = draw(float_expr(body_scope, 1, 1.0))
+    iname = body_scope.free_loop_name()
+    inner_scope = enter_loop(body_scope, Loop(allow_continue=False))
+    loop_var(inner_scope, iname, ilo, ihi, ihints)
+    c = draw(st.sampled_from([0.5, 0.25]))
+    e = draw(float_expr(inner_scope, 2, 1.0))
+    z = scope.fn.fresh("v")
+    op = draw(st.sampled_from(["+=", "-="]))
+    update = f"{z} {op} {ffmt(c)} * {e.text}" if draw(st.integers(0, 3)) else \
+        f"{z} = {z} * 0.5 + {ffmt(c)} * {e.text}"
+    define_float(body_scope, z, init.bound + c * e.bound * itrips)
+    after = draw(block(body_scope, 0, 1)) if draw(st.integers(0, 2)) == 0 else []
+    s = scope.fn.fresh("v")
+    k = draw(st.sampled_from([0.5, 0.25]))
+    term = draw(st.sampled_from([z, f"math.tanh({z})", f"math.tanh({z}) * math.tanh({z})"]))
+    body = [f"{z} = {init.text}", f"for {iname} in {itext}:", "    " + update, *after,
+            f"{s} += {ffmt(k)} * {term}"]
+    define_float(scope, s, k * max(1.0, init.bound + c * e.bound * itrips) * trips)
+    return [f"{s} = 0.0", f"for {name} in {text}:"] + indent(body)
+
+
+@st.composite
 def while_loop(draw, scope: Scope, body_fn: BodyFn | None = None) -> list[str]:
     """A ``while`` bounded by an integer counter, maybe with a data-dependent condition."""
     k = scope.fn.fresh("k")
@@ -2027,10 +2064,11 @@ def statement(draw, scope: Scope) -> list[str]:
         ("prange", 2 if deep else 0),
         ("nested_derivative", 2 if jvp_targets(scope) else 0),
         ("extreme", 1 if deep else 0),
+        ("reduction_nest", 1 if scope.depth + 2 <= fn.max_depth else 0),
     ]
     if fn.straight:  # no loops (their adjoints keep tapes), no local arrays (filled by loops)
         loops = ("for", "while", "local_array", "converge", "nested", "sweep", "recursion_loop",
-                 "prange", "extreme")
+                 "prange", "extreme", "reduction_nest")
         options = [(k, 0 if k in loops else w) for k, w in options]
     kind = pick(draw, options)
     if kind == "jump":  # a conditional jump: if c: break / continue / return
@@ -2043,6 +2081,7 @@ def statement(draw, scope: Scope) -> list[str]:
         "chained_assign": chained_assign, "converge": converge_loop, "nested": nested_loops,
         "inplace": inplace_update, "sweep": inplace_sweep, "recursion_loop": recursion_in_loop,
         "prange": prange_loop, "nested_derivative": nested_derivative, "extreme": extreme_loop,
+        "reduction_nest": reduction_nest,
     }[kind]
     return draw(strategy(scope))
 

@@ -1247,6 +1247,9 @@ def _reversed_range(b: Builder, start: Value, stop: Value, step: Value) -> tuple
         down = b.prim("max", b.prim("floordiv", b.sub(b.sub(start, stop), b.add(step, one)),
                                     b.neg(step)), zero)
         n = b.prim("select", b.prim("gt", step, zero), up, down)
+    if isinstance(s, int) and s < 0:  # start - (n - 1) * 2, not start + (n - 1) * -2
+        back = b.const(-s, I64)
+        return b.sub(start, b.mul(b.sub(n, one), back)), b.add(start, back), back
     last = b.add(start, b.mul(b.sub(n, one), step))
     return last, b.sub(start, step), b.neg(step)
 
