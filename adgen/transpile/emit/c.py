@@ -837,7 +837,9 @@ class FunctionEmitter(Variables):
             span = f"{high} + {low[1:]}" if re.fullmatch(r"-\d+", low) else \
                 f"{high} - {_atom(low)}"
         trips = self.fresh_name("count")
-        if abs(s) != 1:  # (span + |s| - 1) / |s|, where span ends in - (|s| - 1) for a jammed loop
+        if re.fullmatch(r"-?\d+", start) and re.fullmatch(r"-?\d+", stop):  # a known count
+            span = str(max(0, (int(stop) - int(start) + s - (1 if s > 0 else -1)) // s))
+        elif abs(s) != 1:  # (span + |s| - 1) / |s|; span ends in - (|s| - 1) in a jammed loop
             span = span[:-len(f" - {abs(s) - 1}")] if span.endswith(f" - {abs(s) - 1}") else \
                 f"{span} + {abs(s) - 1}"
             span = f"{_atom(span)} / {abs(s)}"
