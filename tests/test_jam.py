@@ -14,8 +14,8 @@ import pytest
 
 import adgen
 from adgen.api import transpile
-from adgen.transpile.transforms.jam import FACTOR
 from adgen.build import DEFAULT_CFLAGS
+from adgen.transpile.transforms.jam import FACTOR
 from helpers import compile_strict, module, run_cli
 
 JAMMED = """
@@ -121,7 +121,7 @@ def test_which_loops_are_jammed(tmp_path: Path) -> None:
         assert "_rest" not in text, mode
     primal = transpile(jammed, ["primal"]).outputs["primal"].source.text  # type: ignore[attr-defined]
     # FACTOR sums in one vectorised inner loop, then the loop as written for the rest
-    assert f"reduction(+: z, z_1, z_2, z_3)" in primal
+    assert "reduction(+: z, z_1, z_2, z_3)" in primal
     assert "for (int64_t k = k_rest; k < w_shape0; ++k)" in primal
     assert "for (int64_t k = k_rest; k >= 0; --k)" in primal
     assert "for (int64_t k = k_rest; k < w_shape0; k += 2)" in primal
