@@ -52,7 +52,6 @@ from ..ir.prims import EXPENSIVE
 from ..ir.types import BOOL, ArrayType, ScalarType
 
 
-
 def recomputable(op: Op, directive: str, reloadable: set[int]) -> bool:
     """Whether the reverse sweep repeats ``op`` rather than saving its result (``directive``:
     that of the loop around it; ``reloadable``: loads whose element does not change before

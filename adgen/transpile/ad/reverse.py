@@ -37,6 +37,7 @@ from ..ir.core import (
     Call, Cast, Condition, Const, Dim, For, Function, If, Load, Module, Op, Prim, Region,
     Result, Return, Store, Value, While, Yield, Zeros, is_array,
 )
+from ..ir.prims import COMPARISONS
 from ..ir.types import I64, ArrayType, ScalarType, Type, VecType
 from ..ir.walk import structure
 from . import rules
@@ -1105,7 +1106,7 @@ class AdjointFunction:
             readers = [o for top in body.ops for o in top.walk()
                        if o is not upd and any(v is a for v in o.operands)]
             if available(self.m(delta)) and any(
-                    not (isinstance(o, Prim) and o.prim in _COMPARISONS) for o in readers):
+                    not (isinstance(o, Prim) and o.prim in COMPARISONS) for o in readers):
                 out[j] = ("sub" if upd.prim == "add" else "add", delta)
         return out
 
@@ -1222,10 +1223,6 @@ class AdjointFunction:
                                  "body and test its result)")
         self.reverse_loop(op, b, adj, b.const(0, I64), self.trips[id(op)], b.const(1, I64),
                           op.body.args, None)
-
-
-#: comparisons: an integer read only by them is saved as their 1-byte results
-_COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
 def _reversed_range(b: Builder, start: Value, stop: Value, step: Value) -> tuple[Value, Value, Value]:

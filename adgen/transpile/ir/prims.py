@@ -75,12 +75,15 @@ _register(PrimDef("mod", 2, "same", fold=_py_mod,
 _register(PrimDef("neg", 1, "same", c_op="-", fold=lambda a: -a))
 
 # comparisons and logic
-for _name, _op, _fn in [
+_COMPARE = [
     ("lt", "<", lambda a, b: a < b), ("le", "<=", lambda a, b: a <= b),
     ("gt", ">", lambda a, b: a > b), ("ge", ">=", lambda a, b: a >= b),
     ("eq", "==", lambda a, b: a == b), ("ne", "!=", lambda a, b: a != b),
-]:
+]
+for _name, _op, _fn in _COMPARE:
     _register(PrimDef(_name, 2, "bool", c_op=_op, fold=_fn, piecewise_constant=True))
+#: the comparison primitives
+COMPARISONS = frozenset(name for name, _, _ in _COMPARE)
 _register(PrimDef("and", 2, "bool", c_op="&&", fold=lambda a, b: a and b, piecewise_constant=True))
 _register(PrimDef("or", 2, "bool", c_op="||", fold=lambda a, b: a or b, piecewise_constant=True))
 _register(PrimDef("not", 1, "bool", c_op="!", fold=lambda a: not a, piecewise_constant=True))

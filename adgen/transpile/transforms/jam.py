@@ -64,8 +64,9 @@ def _jam_region(region: Region) -> bool:
             continue
         for sub in op.regions:
             changed |= _jam_region(sub)
-        if isinstance(op, For) and _jammable(op):
-            before = _jammed(op)
+        parts = _parts(op) if isinstance(op, For) else None
+        if isinstance(op, For) and parts is not None:
+            before = _jammed(op, *parts)
             # the loop as it was does the rest, from where the jammed one left off
             op.operands = [before[-1].results[0], *op.operands[1:3], *before[-1].results[1:]]
             region.ops[i:i] = before
@@ -87,37 +88,43 @@ def _trips(loop: For) -> int | None:
     return max(0, (stop - start + step - (1 if step > 0 else -1)) // step)
 
 
-def _jammable(loop: For) -> bool:
+#: a jammable loop's body: the ops before the inner loop, the inner loop, the ops after it
+Parts = tuple[list[Op], For, list[Op]]
+
+
+def _parts(loop: For) -> Parts | None:
+    """``loop``'s body split around its inner loop, if the loop may be jammed (the
+    conditions of the module docstring); None otherwise."""
     step = _const(loop.operands[2])
     body = loop.body
     if loop.iteration_tape or not step:
-        return False
+        return None
     trips = _trips(loop)
     if trips is not None and trips < 2 * FACTOR:
-        return False
+        return None
     ops = body.ops[:-1]
     inner = [j for j, o in enumerate(ops) if o.regions]
     if len(inner) != 1 or not isinstance(ops[inner[0]], For):
-        return False
+        return None
     m = ops[inner[0]]
     assert isinstance(m, For)
     pre, post = ops[:inner[0]], ops[inner[0] + 1:]
     m_ops = m.body.ops[:-1]
     if m.parallel or m.iteration_tape or len(m_ops) > MAX_INNER_OPS or \
             not any(isinstance(a.type, ScalarType) and a.type.is_float for a in m.body.args[1:]):
-        return False
+        return None
     m_trips = _trips(m)
     if m_trips is not None and m_trips < MIN_INNER:
-        return False
+        return None
     if not all(isinstance(o, (*_PURE, Load)) and not o.regions for o in m_ops):
-        return False
+        return None
     if not all(isinstance(o, (*_PURE, Load)) for o in pre) or \
             not all(isinstance(o, (*_PURE, Load, Store, Push)) for o in post):
-        return False
+        return None
     # what the loop carries is read after the inner loop only (the copies after it pass it on)
     early = {id(v) for top in [*pre, m] for o in top.walk() for v in o.operands}
     if any(id(a) in early for a in body.args[1:]):
-        return False
+        return None
     defined = {id(body.args[0])} | {id(a) for a in m.body.args} | \
         {id(v) for o in ops for inner_op in o.walk() for v in inner_op.results}
     # M's range: the same in every iteration (values from before L, or pure ops of them)
@@ -127,12 +134,14 @@ def _jammable(loop: For) -> bool:
                                         for v in o.operands):
             invariant.update(id(r) for r in o.results)
     if any(id(v) in defined and id(v) not in invariant for v in m.operands[:3]):
-        return False
+        return None
     # the copies of what comes before M run before the stores of the copies of earlier
     # iterations: they must not read what those store (after M, each copy runs in order)
     stored = {id(o.operands[0]) for o in post if isinstance(o, Store)}
-    return not any(isinstance(o, Load) and id(o.operands[0]) in stored
-                   for top in [*pre, m] for o in top.walk())
+    if any(isinstance(o, Load) and id(o.operands[0]) in stored
+           for top in [*pre, m] for o in top.walk()):
+        return None
+    return pre, m, post
 
 
 def _offset(v: Value, by: int, loc: Loc, result: Value) -> list[Op]:
@@ -141,20 +150,16 @@ def _offset(v: Value, by: int, loc: Loc, result: Value) -> list[Op]:
     return [c, Prim([v, c.result], [result], loc, prim="add" if by > 0 else "sub")]
 
 
-def _jammed(loop: For) -> list[Op]:
-    """The loop over the first FACTOR x (trips // FACTOR) iterations of ``loop``, FACTOR at a
-    time, after the ops of its stop and step; its result is the index where the rest
-    starts."""
+def _jammed(loop: For, pre: list[Op], m: For, post: list[Op]) -> list[Op]:
+    """The loop over the first FACTOR x (trips // FACTOR) iterations of ``loop`` (its body:
+    ``pre``, the inner loop ``m``, ``post``), FACTOR at a time, after the ops of its stop and
+    step; its results are the index where the rest starts and what the loop carries."""
     start, stop, step_v = loop.operands[:3]
     step = _const(step_v)
     assert step
     loc = loop.loc
     body = loop.body
     iv = body.args[0]
-    ops = body.ops[:-1]
-    at = next(j for j, o in enumerate(ops) if o.regions)
-    pre, m, post = ops[:at], ops[at], ops[at + 1:]
-    assert isinstance(m, For)
 
     # for k in range(start, stop - (FACTOR - 1) * step, FACTOR * step), carrying where the
     # rest starts (k + FACTOR * step after each iteration) and what the loop carries
