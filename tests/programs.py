@@ -64,6 +64,10 @@ forward sweep decided and overwrote:
   per outer iteration, updated by an inner loop over a range fixed before the
   outer one, then summed (maybe after a statement), the shape the emitted code
   runs four outer iterations at a time (``transforms/jam.py``);
+* sums over a loop of calls of a float helper (:func:`call_sum`), whose
+  adjoint is known in the forward sweep when the sum reaches the return
+  linearly: the adjoint then calls the helper's ``g_b`` there
+  (``ad/joint.py``);
 * derivatives taken inside the module (one program in five, ``Program.nested``;
   :func:`nested_derivative`): the first helper (and often the second) is then
   differentiable (float scalar parameters, maybe a read-only array and an
@@ -384,6 +388,9 @@ class Function:
     #: no loops, local arrays (filled by loops) or calls (see :attr:`Helper.straight`)
     straight: bool = False
     straight_grads: bool = False  #: ``grad`` only of straight helpers (vector reverse is checked)
+    #: sums of calls (:func:`call_sum`) at the top of the body, which only the final return
+    #: reads, as terms of its sum: their adjoint is the return's
+    linear: list[tuple[str, float]] = field(default_factory=list)
 
     def fresh(self, prefix: str) -> str:
         if self.aliases and prefix in ("v", "k", "b", "t"):
@@ -1103,6 +1110,10 @@ def return_statement(draw, scope: Scope) -> list[str]:
         t = fit(draw, FExpr(v.name, v.bound), 1.0)
         terms.append(t.text)
         bound += t.bound
+    if scope.top:
+        for name, b in fn.linear:
+            terms.append(name)
+            bound += b
     first = f"{' + '.join(terms)} + 0.5 * {fn.anchor}"
     fn.return_bound = max(fn.return_bound, bound)
     if fn.returns == "float":
@@ -1819,6 +1830,30 @@ def recursion_in_loop(draw, scope: Scope) -> list[str]:
     return lines
 
 
+@st.composite
+def call_sum(draw, scope: Scope) -> list[str]:
+    """A sum over a ``for`` loop of calls of a float helper, ``s += c * g(...)``, maybe
+    after a simple statement: where the sum reaches the return linearly and nothing writes
+    an array with an adjoint, the adjoint calls ``g_b`` in its forward sweep
+    (``ad/joint.py``)."""
+    h = draw(st.sampled_from(callable_helpers(scope, ("float",))))
+    acc = scope.fn.fresh("v")
+    c = draw(st.sampled_from([0.25, 0.5]))
+
+    @st.composite
+    def body(draw2, s: Scope) -> list[str]:
+        lines = draw2(simple_block(s, 0, 1))
+        call = draw2(helper_call(s, h))
+        return lines + [f"{acc} += {ffmt(c)} * {fit(draw2, call, 1.0).text}"]
+
+    lines = [f"{acc} = 0.0"] + draw(for_loop(scope, body))
+    if scope.top and draw(st.booleans()):
+        scope.fn.linear.append((acc, c * 10))  # read by the final return alone
+    else:
+        define_float(scope, acc, c * 10)  # trip counts of for loops stay below 10
+    return lines
+
+
 # --------------------------------------------------------------------------- nested derivatives
 
 def jvp_targets(scope: Scope) -> list[Helper]:
@@ -2061,6 +2096,7 @@ def statement(draw, scope: Scope) -> list[str]:
         ("inplace", 2 if float_arrays_w else 0),
         ("sweep", 1 if deep and sweep_ok else 0),
         ("recursion_loop", 2 if deep and recursive_helpers(scope) else 0),
+        ("call_sum", 2 if deep and callable_helpers(scope, ("float",)) else 0),
         ("prange", 2 if deep else 0),
         ("nested_derivative", 2 if jvp_targets(scope) else 0),
         ("extreme", 1 if deep else 0),
@@ -2068,7 +2104,7 @@ def statement(draw, scope: Scope) -> list[str]:
     ]
     if fn.straight:  # no loops (their adjoints keep tapes), no local arrays (filled by loops)
         loops = ("for", "while", "local_array", "converge", "nested", "sweep", "recursion_loop",
-                 "prange", "extreme", "reduction_nest")
+                 "call_sum", "prange", "extreme", "reduction_nest")
         options = [(k, 0 if k in loops else w) for k, w in options]
     kind = pick(draw, options)
     if kind == "jump":  # a conditional jump: if c: break / continue / return
@@ -2081,7 +2117,7 @@ def statement(draw, scope: Scope) -> list[str]:
         "chained_assign": chained_assign, "converge": converge_loop, "nested": nested_loops,
         "inplace": inplace_update, "sweep": inplace_sweep, "recursion_loop": recursion_in_loop,
         "prange": prange_loop, "nested_derivative": nested_derivative, "extreme": extreme_loop,
-        "reduction_nest": reduction_nest,
+        "reduction_nest": reduction_nest, "call_sum": call_sum,
     }[kind]
     return draw(strategy(scope))
 

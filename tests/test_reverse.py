@@ -471,7 +471,9 @@ def test_checkpointed_call_holds_one_call_on_the_tape(tmp_path: Path) -> None:
     # g tapes m values a call; f calls it n times.  Taped, f_b holds n * m records at once;
     # with '# adgen: checkpoint' the forward sweep calls the primal g and the reverse sweep
     # runs g_fwd right before g_bwd, so the tape holds one call's m records (plus the saved
-    # argument w[i]: reloaded from w here, so nothing)
+    # argument w[i]: reloaded from w here, so nothing).  (s decays: with 's += g(...)' the
+    # adjoint of each call would be known in the forward sweep, which would call g_b whole,
+    # one call's records at a time too: test_joint.py)
     path = tmp_path / "ck.py"
     path.write_text(textwrap.dedent('''
         import math
@@ -489,14 +491,14 @@ def test_checkpointed_call_holds_one_call_on_the_tape(tmp_path: Path) -> None:
         def f(w: Array[f64], m: int) -> float:
             s = 0.0
             for i in range(len(w)):
-                s += g(w[i], m)  # adgen: checkpoint
+                s = 0.9 * s + g(w[i], m)  # adgen: checkpoint
             return s
 
 
         def f_taped(w: Array[f64], m: int) -> float:
             s = 0.0
             for i in range(len(w)):
-                s += g(w[i], m)
+                s = 0.9 * s + g(w[i], m)
             return s
         ''').lstrip())
     m = adgen.load(str(path), modes=("reverse",))

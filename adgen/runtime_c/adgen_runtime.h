@@ -206,6 +206,13 @@ static inline size_t adgen_tape_free(adgen_tape *t)
     return peak;
 }
 
+/* The larger of two sizes: an adjoint that calls another whole adjoint (g_b, called in its
+ * forward sweep, with its own tape) reports the most bytes any of their tapes held. */
+static inline size_t adgen_size_max(size_t a, size_t b)
+{
+    return a > b ? a : b;
+}
+
 #define ADGEN_TAPE_TYPE(T, S)                                                  \
     static inline void adgen_push_##S(adgen_tape *t, T v)                      \
     {                                                                          \

@@ -243,7 +243,8 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
                 if single_exit is None:
                     single_exit = single_exit_form(module, log)
                 if hvp_source is None:  # a fresh f_b for both (the emitted one is not reused)
-                    hvp_source = adjoint_module(single_exit, requests, "reverse", diags, log)
+                    hvp_source = adjoint_module(single_exit, requests, "reverse", diags, log,
+                                                joint=False)
                     hvp_activity = analyze(hvp_source, hvp_requests(hvp_source))
                 target = differentiate(hvp_source, hvp_activity, vector=(mode == "vector-hvp"))
                 finish_module(target, mode, log)
@@ -307,8 +308,9 @@ def drop_unused_statics(module: Module) -> None:
 
 
 def adjoint_module(single_exit: Module, requests: dict[str, "Request"], mode: str,
-             diags: "Diagnostics", log: PassLog) -> Module:
-    """Adjoint IR (``f_b`` or ``f_bv``), simplified, with its two sweeps fused where they can."""
+                   diags: "Diagnostics", log: PassLog, joint: bool = True) -> Module:
+    """Adjoint IR (``f_b`` or ``f_bv``), simplified, with its two sweeps fused where they can;
+    ``joint=False`` for the adjoint a tangent is taken of (``reverse.differentiate``)."""
     from .ad import reverse
     from .analysis.activity import analyze
     from .analysis.lint import lint
@@ -320,7 +322,8 @@ def adjoint_module(single_exit: Module, requests: dict[str, "Request"], mode: st
         from .ad.nested import check_reverse
         check_reverse(single_exit, {fn.name for fn in single_exit.functions
                                     if activity.needs_derivative(fn.name)})
-    target = reverse.differentiate(single_exit, activity, vector=(mode == "vector-reverse"))
+    target = reverse.differentiate(single_exit, activity, vector=(mode == "vector-reverse"),
+                                   joint=joint)
     finish_module(target, mode, log)
     for fn in target.functions:
         if fn.tape == "local" and fuse(fn):  # f_b: one loop for both sweeps

@@ -163,6 +163,7 @@ def _adopt(module: Module, derived: Module, entry: str, name: str,
         fn.is_static = True
         fn.mode = "primal"
         fn.tangent_of, fn.adjoint_of = {}, {}
+        fn.increments = []  # a g_b called in a forward sweep (ad/joint.py): results returned
     return out + kept
 
 
@@ -180,7 +181,7 @@ def _vjp_functions(module: Module, spec: Nested, target: Function, single: Modul
 
     floats = {i for i, p in enumerate(target.params) if differentiable(p)}
     request = {spec.callee: Request(floats, {0}, set())}
-    adjoint = adjoint_module(copy.deepcopy(single), request, "reverse", diags, log)
+    adjoint = adjoint_module(copy.deepcopy(single), request, "reverse", diags, log, joint=False)
     hvp = forward.differentiate(adjoint, analyze(adjoint, hvp_requests(adjoint)), vector=False)
     finish_module(hvp, "hvp", log)
     entry = hvp.function(spec.callee + "_b_d")

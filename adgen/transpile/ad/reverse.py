@@ -40,7 +40,7 @@ from ..ir.core import (
 from ..ir.prims import COMPARISONS
 from ..ir.types import I64, ArrayType, ScalarType, Type, VecType
 from ..ir.walk import structure
-from . import rules
+from . import joint, rules
 from .forward import tangent_type
 from .record import Carried, Recorder, Replays
 
@@ -65,8 +65,10 @@ class Sweeps:
 
 class AdjointFunction:
     def __init__(self, fn: Function, module: Module, activity: ModuleActivity, vector: bool,
-                 split: bool, kept_params: set[int] | None = None) -> None:
+                 split: bool, kept_params: set[int] | None = None, joint: bool = True) -> None:
         self.fn = fn
+        #: whether adjoints known early may run in the forward sweep (``ad/joint.py``)
+        self.joint = joint
         #: split mode: the array parameters every caller keeps unchanged from the call of
         #: ``g_fwd`` to that of ``g_bwd`` (see ``_kept_params``), which ``g_bwd`` may read again
         self.kept_params = kept_params or set()
@@ -102,6 +104,12 @@ class AdjointFunction:
         #: (call, array argument) pairs whose array still holds at the reverse sweep what the
         #: call read (``_kept_call_arrays``), computed when first needed
         self.kept_calls: set[tuple[int, int]] | None = None
+        #: call -> (its ``g_bwd`` call, the arguments ``g_b`` would take there), for the
+        #: calls of a loop whose reverse ``joint.loop`` may move into the forward sweep
+        self.joint_calls: dict[int, tuple[Call, list[Value]]] = {}
+        #: where ``f`` writes arrays with an adjoint (``joint._written_later``), when needed
+        self.joint_writes: tuple[dict[int, int], dict[int, int], dict[int, list[Op]],
+                                 list[int]] | None = None
         active_params = activity.active_params(fn)
         #: arrays with an adjoint: active array parameters and active local arrays
         self.shadowed = {id(p) for i, p in enumerate(fn.params)
@@ -607,9 +615,16 @@ class AdjointFunction:
             assert self.nbdirs is not None
             args.append(self.nbdirs)
         scalars = [p for p in c_params if not isinstance(callee.params[p].type, ArrayType)]
+        jargs = None if self.checkpointed(op) else joint.arguments(self, op, ybs)
+        if jargs is not None and joint.call(self, op, jargs, scalars, b, adj):
+            return  # g_b in the forward sweep
         outs = b.call(callee.primal + BWD, args,
                       [self.atype(callee.params[p].type) for p in scalars],
                       [adjoint_name(op.operands[p].name) for p in scalars])
+        if jargs is not None:
+            bwd = b.region.ops[-1]
+            assert isinstance(bwd, Call)
+            self.joint_calls[id(op)] = (bwd, jargs)
         for p, out in zip(scalars, outs, strict=True):
             self.accumulate(b, adj, op.operands[p], out)
 
@@ -1025,6 +1040,8 @@ class AdjointFunction:
             self.reverse_loop(op, b, adj, start, stop, step, op.body.args[1:],
                               (op.body.args[0], fwd_iv), recompute=True, jacobian=True)
             return
+        if joint.loop(self, op, b, adj, start, stop, step, fwd_iv):
+            return  # reversed iteration by iteration in the forward sweep
         if self.order_free(op):
             # the iterations' adjoints only add up: run them in the forward order (which keeps
             # a[i + 1] += ... of one iteration in a register for the next), unless the body
@@ -1110,9 +1127,11 @@ class AdjointFunction:
                 out[j] = ("sub" if upd.prim == "add" else "add", delta)
         return out
 
-    def order_free(self, op: For) -> bool:
+    def order_free(self, op: For, calls_allowed: bool = False) -> bool:
         """Whether the reversed iterations may run in any order: the body writes no array
-        with an adjoint, calls no adjoint, has no while (its trip count is recorded), and
+        with an adjoint, calls no adjoint (unless ``calls_allowed``: ``joint.loop`` calls
+        ``g_b``, whose adjoints only add up, in the forward sweep), has no while (its trip
+        count is recorded), and
         each active carried value is a sum (``s = s + e``, ``s`` used only there), so its
         adjoint is the same in every iteration and the rest are commutative increments.  A
         prange's iterations are independent: only what the tape brings back (adjoints of
@@ -1123,7 +1142,8 @@ class AdjointFunction:
                 if isinstance(inner, Store) and id(inner.operands[0]) in self.shadowed \
                         and not op.parallel:
                     return False
-                if isinstance(inner, Call) and self.needs_adjoint_call(inner):
+                if isinstance(inner, Call) and self.needs_adjoint_call(inner) and \
+                        not calls_allowed:
                     return False
                 if isinstance(inner, While):
                     return False
@@ -1139,11 +1159,8 @@ class AdjointFunction:
         for j, arg in enumerate(body.args[1:]):
             if not (self.active(arg) or self.active(op.results[j])):
                 continue
-            nxt = y.operands[j].owner
-            if not (isinstance(nxt, Prim) and nxt.prim in ("add", "sub") and
-                    (nxt.operands[0] is arg or (nxt.prim == "add" and nxt.operands[1] is arg))
-                    and nxt.operands[0] is not nxt.operands[1] and uses.get(id(arg)) == 1
-                    and uses.get(id(y.operands[j])) == 1):
+            sites = _sum_sites(arg, y.operands[j], uses)
+            if sites is None or uses.get(id(arg)) != sites:
                 return False
         return True
 
@@ -1223,6 +1240,33 @@ class AdjointFunction:
                                  "body and test its result)")
         self.reverse_loop(op, b, adj, b.const(0, I64), self.trips[id(op)], b.const(1, I64),
                           op.body.args, None)
+
+
+def _sum_sites(arg: Value, v: Value, uses: dict[int, int]) -> int | None:
+    """How many additions make ``v`` (what a loop passes on) ``arg`` (what it got) plus a
+    term: ``arg + e``, ``e + arg``, ``arg - e``, or an if whose branches each yield one of
+    those or ``arg`` itself; None when ``v`` is not such a sum or is used elsewhere
+    (``uses``: how many times each value of the body is read)."""
+    if v is arg:
+        return 1
+    if uses.get(id(v)) != 1:
+        return None
+    o = v.owner
+    if isinstance(o, Prim) and o.prim in ("add", "sub") and o.operands[0] is not o.operands[1] \
+            and (o.operands[0] is arg or (o.prim == "add" and o.operands[1] is arg)):
+        return 1
+    if isinstance(o, If) and o.operands[0] is not arg:
+        k = next(k for k, r in enumerate(o.results) if r is v)
+        total = 0
+        for branch in o.regions:
+            y = branch.terminator
+            assert isinstance(y, Yield)
+            n = _sum_sites(arg, y.operands[k], uses)
+            if n is None:
+                return None
+            total += n
+        return total
+    return None
 
 
 def _reversed_range(b: Builder, start: Value, stop: Value, step: Value) -> tuple[Value, Value, Value]:
@@ -1340,9 +1384,12 @@ def _split_needed(module: Module, activity: ModuleActivity, derived: list[str]) 
     return out
 
 
-def differentiate(module: Module, activity: ModuleActivity, vector: bool) -> Module:
+def differentiate(module: Module, activity: ModuleActivity, vector: bool,
+                  joint: bool = True) -> Module:
     """Adjoints of every function that needs one, their split halves when another adjoint
-    calls them, and the primal helpers they call."""
+    calls them, and the primal helpers they call.  ``joint``: whether adjoints known early
+    may run in the forward sweep (``ad/joint.py``); not in the adjoint that the hvp modes
+    differentiate, where ``retb`` stays a constant."""
     skipped = adjoint_only(module, vector)
     derived = [fn.name for fn in module.functions
                if activity.needs_derivative(fn.name) and fn.name not in skipped]
@@ -1353,7 +1400,8 @@ def differentiate(module: Module, activity: ModuleActivity, vector: bool) -> Mod
         fn = module.function(name)
         if name in split:
             out += AdjointFunction(fn, module, activity, vector, True, kept[name]).run()
-        out += AdjointFunction(fn, module, activity, vector, False).run()
+        out += AdjointFunction(fn, module, activity, vector, False, joint=joint).run()
+    out = _called_halves(out)
     names = {f.name for f in out}
     needed: list[str] = []
     stack = [op.callee for f in out for op in f.walk() if isinstance(op, Call) and op.callee not in names]
@@ -1365,6 +1413,23 @@ def differentiate(module: Module, activity: ModuleActivity, vector: bool) -> Mod
         stack.extend(op.callee for op in module.function(name).walk() if isinstance(op, Call))
     helpers = [_clone_static(fn) for fn in module.functions if fn.name in needed]
     return Module(module.name, module.path, helpers + out, module.source_lines)
+
+
+def _called_halves(functions: list[Function]) -> list[Function]:
+    """``functions`` without the split halves no adjoint calls (``joint``: the callers of
+    ``g`` call ``g_b`` instead)."""
+    from ..ir.walk import calls
+
+    by_name = {f.name: f for f in functions}
+    seen = {f.name for f in functions if not f.name.endswith((FWD, BWD))}
+    stack = list(seen)
+    while stack:
+        f = by_name.get(stack.pop())
+        for name in calls(f) if f is not None else []:
+            if name not in seen:
+                seen.add(name)
+                stack.append(name)
+    return [f for f in functions if f.name in seen]
 
 
 def adjoint_only(module: Module, vector: bool = False) -> set[str]:

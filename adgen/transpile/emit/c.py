@@ -25,6 +25,8 @@ from ..ir.walk import index_dependent
 
 #: modes whose functions may keep a tape (and so get a ``MODULE_b_tape_bytes()`` counter)
 TAPE_MODES = ("reverse", "vector-reverse", "hvp", "vector-hvp")
+#: the C variable of the most bytes the tapes of the adjoints a function calls whole held
+NESTED = "nested_tape_bytes"
 
 def note_lines(op: For) -> list[str]:
     """The loop's note as a C comment of lines up to about 100 characters (an element such
@@ -251,10 +253,14 @@ class FunctionEmitter(Variables):
         # an adjoint that owns a tape frees it and records its size at each return (a
         # function of a nested derivative, in primal mode, frees it only)
         counted = self.fn.mode in TAPE_MODES
+        own = "adgen_tape_free(&tape)" if self.uses_tape else "0"
+        nested = counted and self.nested_tapes
         for at, depth in reversed(self.pending_tape_free):
             line = ("adgen_tape_free(&tape);" if not counted else
-                    "adgen_tape_bytes_last = adgen_tape_free(&tape);" if self.uses_tape
-                    else "adgen_tape_bytes_last = 0;")
+                    f"adgen_tape_bytes_last = adgen_size_max({own}, {NESTED});"
+                    if nested and self.uses_tape else
+                    f"adgen_tape_bytes_last = {NESTED};" if nested else
+                    f"adgen_tape_bytes_last = {own};")
             if self.uses_tape or counted:
                 self.lines.insert(at, "    " * depth + line)
         while self.lines and self.lines[-1].strip() == "return;":
@@ -263,6 +269,8 @@ class FunctionEmitter(Variables):
         unused = [p.name for p in self.sig.params
                   if not re.search(rf"\b{re.escape(p.name)}\b", code)]
         self.lines[0:0] = [f"    (void){name};" for name in unused]
+        if nested:
+            self.lines.insert(0, f"    size_t {NESTED} = 0;")
         if self.fn.tape == "local" and self.uses_tape:
             self.lines.insert(0, "    adgen_tape tape = ADGEN_TAPE_INIT;")
         if self.nbdirs is not None and self.nbdirs not in unused:
@@ -493,12 +501,15 @@ class FunctionEmitter(Variables):
                 var = self.var_of[id(r)]
                 args.append(var.name if var.vector else "&" + var.name)
         call = f"{op.callee}({', '.join(args)})"
-        if sig.c_return is not None:
-            r = op.results[sig.c_return]
-            if self.uses.get(id(r)):
-                self.declare_or_assign(r, _Expr(call, ATOM), depth)
-                return
-        self.emit(call + ";", depth)
+        r = op.results[sig.c_return] if sig.c_return is not None else None
+        if r is not None and self.uses.get(id(r)):
+            self.declare_or_assign(r, _Expr(call, ATOM), depth)
+        else:
+            self.emit(call + ";", depth)
+        if op.callee in self.taping and self.fn.mode in TAPE_MODES:
+            # a whole adjoint called in the forward sweep (ad/joint.py): its own tape
+            self.nested_tapes = True
+            self.emit(f"{NESTED} = adgen_size_max({NESTED}, adgen_tape_bytes_last);", depth)
 
     def materialize_vec(self, v: Value, depth: int) -> str:
         name = self.fresh_name("tmpd")
@@ -970,6 +981,25 @@ class FunctionEmitter(Variables):
         self.emit(f"return {ret_expr};" if ret_expr is not None else "return;", depth)
 
 
+def taping(module: Module, sigs: dict[str, CSignature]) -> set[str]:
+    """The functions with a tape of their own (``f_b``) that may fill it: those that push or
+    pop, or call a function that takes the tape or is one of them."""
+    local = [fn for fn in module.functions if fn.tape == "local"]
+    out: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for fn in local:
+            if fn.name not in out and any(
+                    isinstance(op, (Push, Pop)) or isinstance(op, Call) and (
+                        op.callee in out or
+                        any(p.source[0] == "tape" for p in sigs[op.callee].params))
+                    for op in fn.walk()):
+                out.add(fn.name)
+                changed = True
+    return out
+
+
 #: the runtime's suffix of a C float type
 SUFFIX = {"double": "f64", "float": "f32"}
 
@@ -978,5 +1008,6 @@ def emit_function(fn: Function, sigs: dict[str, CSignature], module: Module,
                   options: EmitOptions) -> str:
     """The C text of ``fn``, preceded by its kernels on the CUDA target."""
     emitter = FunctionEmitter(fn, sigs[fn.name], sigs, module, options)
+    emitter.taping = taping(module, sigs) if fn.mode in TAPE_MODES else set()
     text = emitter.run()
     return "\n\n".join([*emitter.kernels, text])

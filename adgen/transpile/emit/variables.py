@@ -92,6 +92,10 @@ class Variables:
         self.iv_names: set[str] = set()
         self.active_ivs: list[str] = []
         self.uses_tape = False
+        #: the whole adjoints that may fill a tape of their own (``c.taping``), and whether
+        #: this function calls one
+        self.taping: set[str] = set()
+        self.nested_tapes = False
         self.pending_tape_free: list[tuple[int, int]] = []  # (line, depth) of each return
         #: the prange loops written as OpenMP loops (``plan_parallel``), and their bodies
         self.omp_loops: set[int] = set()

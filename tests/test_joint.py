@@ -1,0 +1,223 @@
+"""Joint sweeps (``ad/joint.py``): the adjoints of ``f_b`` known early run in its forward
+sweep.  Which calls become ``g_b`` calls and which loops are reversed iteration by
+iteration in the forward sweep (nothing taped), the three-way check of both, and what
+stays split."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import adgen
+from adgen.api import transpile
+from helpers import ROOT, module
+
+#: a determinant by expansion in minors: a loop around a recursive call, whose sum is returned
+DET = str(ROOT / "benchmarks" / "gradbench" / "det.py")
+
+JOINT = """
+def bump(x: Array[f64], t: float, k: int) -> float:
+    return math.sin(t * x[k]) + t * t
+
+
+def mixture(x: Array[f64], w: Array[f64]) -> float:
+    s = 1.0
+    for k in range(len(x)):
+        t = math.exp(x[k] * 0.3)
+        s += w[k] * bump(x, t, k)
+    return s
+
+
+def outer(x: Array[f64], w: Array[f64]) -> float:
+    return mixture(x, w) + bump(x, 0.5, 0)
+
+
+def mean_bump(x: Array[f64]) -> float:
+    s = 0.0
+    for k in range(len(x)):
+        s += bump(x, x[k] * 0.5, k)
+    return s / len(x)
+
+
+def twice(x: Array[f64]) -> float:
+    return 2.0 * bump(x, 0.25, 1)
+
+
+def shared(x: Array[f64], t: float) -> float:
+    u = t * t
+    s = 0.0
+    for k in range(len(x)):
+        s += bump(x, u, k) * 0.5
+    return s
+
+
+def written_first(x: Array[f64], y: Array[f64]) -> float:
+    for k in range(len(x)):
+        y[k] = 2.0 * x[k]
+    s = 0.0
+    for k in range(len(x)):
+        s += bump(y, 0.5, k)
+    return s
+
+
+def by_sign(x: Array[f64]) -> float:
+    s = 0.0
+    for k in range(len(x)):
+        if x[k] > 0.0:
+            s = s + x[k] * x[k]
+        else:
+            s = s - math.sin(x[k])
+    return s
+"""
+
+SPLIT = """
+def g(x: Array[f64], k: int) -> float:
+    return x[k] * x[(k + 1) % len(x)]
+
+
+def pairs(x: Array[f64]) -> float:
+    s = 0.0
+    for k in range(len(x)):
+        s += g(x, k) * g(x, (k + 2) % len(x))
+    return s
+
+
+def written(x: Array[f64], y: Array[f64]) -> float:
+    s = 0.0
+    for k in range(len(x)):
+        y[k] = 2.0 * x[k]
+        s += g(y, k)
+    return s
+
+
+def squared(x: Array[f64]) -> float:
+    u = g(x, 0)
+    return u * u
+"""
+
+
+def _source(path: str) -> str:
+    return transpile(path, ["reverse"]).outputs["reverse"].source.text  # type: ignore[attr-defined]
+
+
+def _body(text: str, name: str) -> str:
+    found = re.search(rf"^\w[\w\s*]*?\b{name}\([^)]*\)\n\{{\n(.*?)^\}}", text, re.S | re.M)
+    assert found, name
+    return found.group(1)
+
+
+def _det_args(ell: int, rng: np.random.Generator) -> list[object]:
+    return [rng.uniform(-1, 1, ell * ell), ell, np.zeros(ell + 1, np.int64),
+            np.zeros(ell + 1, np.int64)]
+
+
+def test_which_adjoints_run_in_the_forward_sweep(tmp_path: Path) -> None:
+    # no split halves: every call of an adjoint is a g_b call in a forward sweep
+    for text in (_source(DET), _source(module(tmp_path, JOINT, "joint"))):
+        assert "_fwd(" not in text and "_bwd(" not in text and "adgen_push" not in text
+    text = _source(DET)
+    det_minor = _body(text, "det_of_minor_b")
+    # the minor's adjoint before the recursion, the row element's after it, in the loop
+    assert re.search(r"det_sb = m0j \* retb;.*det_of_minor_b\(a, ab, .*det_sb\);"
+                     r".*m0jb = det_s \* retb;.*ab\[\w+\] \+= m0jb;", det_minor, re.S)
+    assert "det_of_minor_b(a, ab, a_shape0, ell, ell, r, r_shape0, c, c_shape0, retb)" in \
+        _body(text, "det_b")
+    text = _source(module(tmp_path, JOINT, "joint"))
+    # bump_b returns the adjoint of t, a value of the iteration
+    assert re.search(r"double tb = 0\.0;\s*double \w+ = bump_b\(x, xb, x_shape0, t, &tb, ",
+                     _body(text, "mixture_b"))
+    assert "mixture_b(x, xb, x_shape0, w, wb, w_shape0, retb)" in _body(text, "outer_b")
+    # adjoints computed from retb alone are computed before the loop or the call
+    assert re.search(r"double sb = 1\.0 / tmp \* retb;\s*/\*.*\*/\s*double s = 0\.0;\s*for ",
+                     _body(text, "mean_bump_b"))
+    assert "bump_b(x, xb, x_shape0, 0.25, &tmp_1, 1, 2.0 * retb)" in _body(text, "twice_b")
+    # the adjoint of u, read by every iteration, is summed by the forward loop
+    assert re.search(r"double ub = 0\.0;\s*for \(int64_t k_1 = 0; k_1 < x_shape0; \+\+k_1\) \{"
+                     r".*bump_b\(x, xb, x_shape0, u, &ub_1, k_1, 0\.5 \* retb\);"
+                     r".*ub = ub \+ ub_1;.*\*tb \+= 2\.0 \* t \* ub;",
+                     _body(text, "shared_b"), re.S)
+    # y is written before the loop that reads it: the reverse of the writes comes after
+    assert re.search(r"bump_b\(y, yb, y_shape0, 0\.5, ", _body(text, "written_first_b"))
+
+
+def test_what_stays_split(tmp_path: Path) -> None:
+    text = _source(module(tmp_path, SPLIT, "split"))
+    # the adjoint of the first call needs the second's result; y has an adjoint and is
+    # written; u's adjoint (2 u retb) is not known before the call
+    for name in ("pairs_b", "written_b", "squared_b"):
+        assert "g_fwd(" in _body(text, name), name
+
+
+@pytest.mark.parametrize("ell", [1, 2, 4])
+def test_three_way(tmp_path: Path, ell: int) -> None:
+    rng = np.random.default_rng(ell)
+    minor = _det_args(ell, rng)
+    r, c = minor[2], minor[3]
+    r[:ell], c[:ell] = np.arange(1, ell + 1), np.arange(1, ell + 1)  # type: ignore[index]
+    report = adgen.check(DET, modes=("forward", "reverse", "vector-reverse", "hvp"),
+                         args={"det": _det_args(ell, rng),
+                               "det_of_minor": [minor[0], ell, ell, r, c]})
+    assert report.ok, report.table()
+    x = rng.uniform(-1, 1, 5)
+    args = {"bump": [x, 0.7, 2], "mixture": [x, rng.uniform(-1, 1, 5)],
+            "outer": [x, rng.uniform(-1, 1, 5)], "by_sign": [x], "mean_bump": [x],
+            "twice": [x], "written_first": [x, np.zeros(5)], "shared": [x, 0.7]}
+    report = adgen.check(module(tmp_path, JOINT, "joint"),
+                         modes=("forward", "reverse", "vector-reverse", "hvp"), args=args)
+    assert report.ok, report.table()
+    split = module(tmp_path, SPLIT, "split")
+    report = adgen.check(split, modes=("reverse", "vector-reverse", "hvp"),
+                         args={"g": [x, 3], "pairs": [x], "written": [x, np.zeros(5)],
+                               "squared": [x]})
+    assert report.ok, report.table()
+
+
+def test_determinant_gradient_tapes_nothing() -> None:
+    """det(A) A^-T, with no byte of tape at any depth of the recursion."""
+    m = adgen.load(DET, modes=("primal", "reverse"))
+    rng = np.random.default_rng(3)
+    ell = 6
+    a, _, r, c = _det_args(ell, rng)
+    value = m.det(a, ell, r, c)
+    grad = m.det.grad(a, ell, r, c)[0]
+    mat = np.asarray(a).reshape(ell, ell)
+    expected = np.linalg.det(mat) * np.linalg.inv(mat).T
+    assert value == pytest.approx(np.linalg.det(mat), rel=1e-12)
+    assert np.allclose(np.asarray(grad).reshape(ell, ell), expected, rtol=1e-10, atol=1e-12)
+    assert m.tape_bytes() == 0
+
+
+NESTED_TAPE = """
+def inner(x: Array[f64], t: float) -> float:
+    p = t
+    for i in range(len(x)):
+        p = p * math.sin(x[i])
+    return p
+
+
+def outer(x: Array[f64]) -> float:
+    s = 0.0
+    for k in range(3):
+        s += inner(x, x[k])
+    return s
+"""
+
+
+def test_tape_bytes_count_the_tapes_of_whole_adjoints(tmp_path: Path) -> None:
+    """``inner_b``, called whole in the forward sweep of ``outer_b``, tapes its loop on a
+    tape of its own: ``tape_bytes`` after ``outer``'s gradient is the most it held."""
+    path = module(tmp_path, NESTED_TAPE, "nested")
+    assert "nested_tape_bytes = adgen_size_max(nested_tape_bytes, adgen_tape_bytes_last);" in \
+        _body(_source(path), "outer_b")
+    m = adgen.load(path, modes=("primal", "reverse"))
+    x = np.linspace(0.1, 1.0, 50)
+    m.inner.grad(x, 0.5)
+    inner_bytes = m.tape_bytes()
+    assert inner_bytes >= 50 * 8
+    m.outer.grad(x)
+    assert m.tape_bytes() == inner_bytes
+    report = adgen.check(path, modes=("reverse", "hvp"))
+    assert report.ok, report.table()
