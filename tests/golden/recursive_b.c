@@ -107,29 +107,23 @@ double continued_fraction_b(double x, double *xb, int64_t depth, double retb)
 
 double series_b(double x, double *xb, int64_t n, double retb)
 {
-    adgen_tape tape = ADGEN_TAPE_INIT;
+    size_t nested_tape_bytes = 0;
     /* recursive.py:12: for k in range(1, n + 1): */
     double total = 0.0;
+    double xb_1 = 0.0;
     for (int64_t k = 1; k < n + 1; ++k) {
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_1 = (double)k;
-        double tmp = continued_fraction_fwd(&tape, x / k_1, k);
-        total = total + tmp / k_1;
-    }
-    /* recursive.py:12: for k in range(1, n + 1): */
-    double totalb = retb;
-    double xb_1 = 0.0;
-    for (int64_t k = n; k >= 1; --k) {
-        /* recursive.py:13: total += continued_fraction(x / k, k) / k */
-        double k_2 = (double)k;
-        double tmp_1 = 1.0 / k_2;
-        double tmp_2;
-        continued_fraction_bwd(&tape, x / k_2, k, tmp_1 * totalb, &tmp_2);
-        xb_1 = xb_1 + tmp_1 * tmp_2;
+        double tmp = 1.0 / k_1;
+        double tmp_2 = 0.0;
+        double tmp_1 = continued_fraction_b(x / k_1, &tmp_2, k, tmp * retb);
+        nested_tape_bytes = adgen_size_max(nested_tape_bytes, adgen_tape_bytes_last);
+        total = total + tmp_1 / k_1;
+        xb_1 = xb_1 + tmp * tmp_2;
     }
     /* recursive.py:14: return total */
     *xb += xb_1;
-    adgen_tape_bytes_last = adgen_tape_free(&tape);
+    adgen_tape_bytes_last = nested_tape_bytes;
     return total;
 }
 
