@@ -54,6 +54,24 @@ def shared(x: Array[f64], t: float) -> float:
     return s
 
 
+def scaled(x: Array[f64], t: float) -> float:
+    return t * x[0]
+
+
+def two_ifs(x: Array[f64], t: float) -> float:
+    s = 0.0
+    for k in range(len(x)):
+        c = x[k]
+        w = scaled(x, t)
+        if c > 0.0:
+            w = w * t
+        if c < 0.5:
+            s = s + w
+        else:
+            s = s - w
+    return s
+
+
 def written_first(x: Array[f64], y: Array[f64]) -> float:
     for k in range(len(x)):
         y[k] = 2.0 * x[k]
@@ -164,7 +182,8 @@ def test_three_way(tmp_path: Path, ell: int) -> None:
     x = rng.uniform(-1, 1, 5)
     args = {"bump": [x, 0.7, 2], "mixture": [x, rng.uniform(-1, 1, 5)],
             "outer": [x, rng.uniform(-1, 1, 5)], "by_sign": [x], "mean_bump": [x],
-            "twice": [x], "written_first": [x, np.zeros(5)], "shared": [x, 0.7]}
+            "twice": [x], "written_first": [x, np.zeros(5)], "shared": [x, 0.7],
+            "scaled": [x, 0.7], "two_ifs": [x, 0.7]}
     report = adgen.check(module(tmp_path, JOINT, "joint"),
                          modes=("forward", "reverse", "vector-reverse", "hvp"), args=args)
     assert report.ok, report.table()
@@ -203,12 +222,29 @@ def outer(x: Array[f64]) -> float:
     for k in range(3):
         s += inner(x, x[k])
     return s
+
+
+def own(x: Array[f64], nested_tape_bytes: float) -> float:
+    q = nested_tape_bytes
+    for i in range(len(x)):
+        q = q * math.cos(x[i] * q)
+    return q
+
+
+def both(x: Array[f64], nested_tape_bytes: float) -> float:
+    q = own(x, nested_tape_bytes)
+    s = 0.0
+    for k in range(3):
+        s += inner(x, x[k] * q)
+    return s
 """
 
 
 def test_tape_bytes_count_the_tapes_of_whole_adjoints(tmp_path: Path) -> None:
     """``inner_b``, called whole in the forward sweep of ``outer_b``, tapes its loop on a
-    tape of its own: ``tape_bytes`` after ``outer``'s gradient is the most it held."""
+    tape of its own: ``tape_bytes`` after ``outer``'s gradient is the most it held, after
+    ``both``'s the most both tapes held at once.  (A parameter may be named like the
+    variable that keeps that size.)"""
     path = module(tmp_path, NESTED_TAPE, "nested")
     assert "nested_tape_bytes = adgen_size_max(nested_tape_bytes, adgen_tape_bytes_last);" in \
         _body(_source(path), "outer_b")
@@ -219,5 +255,11 @@ def test_tape_bytes_count_the_tapes_of_whole_adjoints(tmp_path: Path) -> None:
     assert inner_bytes >= 50 * 8
     m.outer.grad(x)
     assert m.tape_bytes() == inner_bytes
+    # both_b's own tape (own's loop) is alive while inner_b runs: the peak is the sum
+    m.own.grad(x, 0.5)
+    own_bytes = m.tape_bytes()
+    assert own_bytes > 0
+    m.both.grad(x, 0.5)
+    assert m.tape_bytes() == own_bytes + inner_bytes
     report = adgen.check(path, modes=("reverse", "hvp"))
     assert report.ok, report.table()

@@ -206,8 +206,14 @@ static inline size_t adgen_tape_free(adgen_tape *t)
     return peak;
 }
 
+/* The bytes the tape holds now. */
+static inline size_t adgen_tape_size(const adgen_tape *t)
+{
+    return t->top;
+}
+
 /* The larger of two sizes: an adjoint that calls another whole adjoint (g_b, called in its
- * forward sweep, with its own tape) reports the most bytes any of their tapes held. */
+ * forward sweep, with a tape of its own) reports the most bytes their tapes held at once. */
 static inline size_t adgen_size_max(size_t a, size_t b)
 {
     return a > b ? a : b;

@@ -193,8 +193,9 @@ def call(af: AdjointFunction, op: Call, args: list[Value], scalars: list[int],
         return False
     path = _locate(top, fwd)
     # in a loop the adjoint of the result is the adjoint loop's (a call there whose adjoint
-    # is known is in a loop ``loop`` runs in the forward sweep)
-    if any(isinstance(region.ops[i], (For, While)) for region, i in path[:-1]):
+    # is known is in a loop ``loop`` runs in the forward sweep); not in a copy the reverse
+    # sweep makes (a checkpointed loop computed again)
+    if not path or any(isinstance(region.ops[i], (For, While)) for region, i in path[:-1]):
         return False
     made = _copies(args, _visible(top, fwd))
     if made is None:
@@ -235,6 +236,11 @@ def loop(af: AdjointFunction, op: For, b: Builder, adj: dict[int, Value], start:
     fwd_loop = af.fwd_ops[id(op)]
     fwd_top = af.fwd_region[id(af.fn.body)]
     fb = af.fwd_region[id(body)]
+    path = _locate(fwd_top, fwd_loop)
+    # not in a copy the reverse sweep makes, nor in a prange (its threads would share the
+    # record of the tapes' sizes)
+    if not path or any(isinstance(r.ops[i], For) and r.ops[i].parallel for r, i in path[:-1]):
+        return False
     before = _visible(fwd_top, fwd_loop)
     trial = Builder(Region(), b.loc)
     new = af.reverse_loop(op, trial, dict(adj), start, stop, step, body.args[1:],
@@ -288,7 +294,7 @@ def loop(af: AdjointFunction, op: For, b: Builder, adj: dict[int, Value], start:
         total.owner = fwd_loop
         fwd_loop.results.append(total)
         af.accumulate(b, adj, free[k - (len(carried) - len(free))], total)
-    region, i = _locate(fwd_top, fwd_loop)[-1]
+    region, i = path[-1]
     region.ops[i:i] = early + zb.region.ops
     # the sums' initial values get the adjoint the sums have
     ybs = {j: adj.pop(id(r), None) for j, r in enumerate(op.results)}
@@ -320,6 +326,7 @@ def _hoist_calls(af: AdjointFunction, calls: list[Call], ops: list[Op], fb: Regi
     saved = list(fb.ops)
     rest = list(ops)
     hoisted: list[Op] = []
+    placed: dict[int, Call] = {}  # call -> its g_b call (af.fwd_ops once all are placed)
     known = known | {id(a) for a in fb.args}
     i = 0
     while i < len(fb.ops):
@@ -346,10 +353,11 @@ def _hoist_calls(af: AdjointFunction, calls: list[Call], ops: list[Op], fb: Regi
         fb.ops[i:] = [*earlier, *sliced, jc, *tail]
         hoisted += [*sliced, jc]
         rest = [o for o in rest if o is not bwd]
-        af.fwd_ops[id(call_op)] = jc
+        placed[id(call_op)] = jc
         for o in [*earlier, *sliced, jc]:
             known.update(id(r) for r in o.results)
         i += len(earlier) + len(sliced) + 1
+    af.fwd_ops.update(placed)
     return hoisted, rest
 
 
@@ -394,7 +402,8 @@ def _slice(args: list[Value], rest: list[Op], later: list[Op], known: set[int],
     subst: dict[int, Value] = {}
     kept: list[Op] = []
     for o in rest:
-        o.operands = [subst.get(id(v), v) for v in o.operands]
+        for x in o.walk():  # (the branches of a needed if may read an if split before)
+            x.operands = [subst.get(id(v), v) for v in x.operands]
         if id(o) in need_ops:
             sliced.append(o)
         elif id(o) in need_results:

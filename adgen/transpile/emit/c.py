@@ -25,8 +25,6 @@ from ..ir.walk import index_dependent
 
 #: modes whose functions may keep a tape (and so get a ``MODULE_b_tape_bytes()`` counter)
 TAPE_MODES = ("reverse", "vector-reverse", "hvp", "vector-hvp")
-#: the C variable of the most bytes the tapes of the adjoints a function calls whole held
-NESTED = "nested_tape_bytes"
 
 def note_lines(op: For) -> list[str]:
     """The loop's note as a C comment of lines up to about 100 characters (an element such
@@ -255,11 +253,16 @@ class FunctionEmitter(Variables):
         counted = self.fn.mode in TAPE_MODES
         own = "adgen_tape_free(&tape)" if self.uses_tape else "0"
         nested = counted and self.nested_tapes
+        name = self.nested_name
+        if nested and self.uses_tape:
+            for at in self.nested_lines:
+                self.lines[at] = self.lines[at].replace(
+                    "adgen_tape_bytes_last)", "adgen_tape_size(&tape) + adgen_tape_bytes_last)")
         for at, depth in reversed(self.pending_tape_free):
             line = ("adgen_tape_free(&tape);" if not counted else
-                    f"adgen_tape_bytes_last = adgen_size_max({own}, {NESTED});"
+                    f"adgen_tape_bytes_last = adgen_size_max({own}, {name});"
                     if nested and self.uses_tape else
-                    f"adgen_tape_bytes_last = {NESTED};" if nested else
+                    f"adgen_tape_bytes_last = {name};" if nested else
                     f"adgen_tape_bytes_last = {own};")
             if self.uses_tape or counted:
                 self.lines.insert(at, "    " * depth + line)
@@ -270,7 +273,7 @@ class FunctionEmitter(Variables):
                   if not re.search(rf"\b{re.escape(p.name)}\b", code)]
         self.lines[0:0] = [f"    (void){name};" for name in unused]
         if nested:
-            self.lines.insert(0, f"    size_t {NESTED} = 0;")
+            self.lines.insert(0, f"    size_t {name} = 0;")
         if self.fn.tape == "local" and self.uses_tape:
             self.lines.insert(0, "    adgen_tape tape = ADGEN_TAPE_INIT;")
         if self.nbdirs is not None and self.nbdirs not in unused:
@@ -506,10 +509,13 @@ class FunctionEmitter(Variables):
             self.declare_or_assign(r, _Expr(call, ATOM), depth)
         else:
             self.emit(call + ";", depth)
-        if op.callee in self.taping and self.fn.mode in TAPE_MODES:
-            # a whole adjoint called in the forward sweep (ad/joint.py): its own tape
+        if op.callee in self.taping:
+            # a whole adjoint called in the forward sweep (ad/joint.py): its own tape, on
+            # top of what this function's holds now (``run`` adds that)
             self.nested_tapes = True
-            self.emit(f"{NESTED} = adgen_size_max({NESTED}, adgen_tape_bytes_last);", depth)
+            self.nested_lines.append(len(self.lines))
+            self.emit(f"{self.nested_name} = adgen_size_max({self.nested_name}, "
+                      "adgen_tape_bytes_last);", depth)
 
     def materialize_vec(self, v: Value, depth: int) -> str:
         name = self.fresh_name("tmpd")
@@ -982,9 +988,9 @@ class FunctionEmitter(Variables):
 
 
 def taping(module: Module, sigs: dict[str, CSignature]) -> set[str]:
-    """The functions with a tape of their own (``f_b``) that may fill it: those that push or
-    pop, or call a function that takes the tape or is one of them."""
-    local = [fn for fn in module.functions if fn.tape == "local"]
+    """The adjoints with a tape of their own (``f_b``, which report its size) that may fill
+    it: those that push or pop, or call a function that takes the tape or is one of them."""
+    local = [fn for fn in module.functions if fn.tape == "local" and fn.mode in TAPE_MODES]
     out: set[str] = set()
     changed = True
     while changed:
@@ -1008,6 +1014,7 @@ def emit_function(fn: Function, sigs: dict[str, CSignature], module: Module,
                   options: EmitOptions) -> str:
     """The C text of ``fn``, preceded by its kernels on the CUDA target."""
     emitter = FunctionEmitter(fn, sigs[fn.name], sigs, module, options)
-    emitter.taping = taping(module, sigs) if fn.mode in TAPE_MODES else set()
+    emitter.taping = taping(module, sigs) if fn.mode in TAPE_MODES and fn.tape == "local" \
+        else set()
     text = emitter.run()
     return "\n\n".join([*emitter.kernels, text])

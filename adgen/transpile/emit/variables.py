@@ -96,6 +96,8 @@ class Variables:
         #: this function calls one
         self.taping: set[str] = set()
         self.nested_tapes = False
+        self.nested_name = "nested_tape_bytes"
+        self.nested_lines: list[int] = []  # the lines that take the callee's size
         self.pending_tape_free: list[tuple[int, int]] = []  # (line, depth) of each return
         #: the prange loops written as OpenMP loops (``plan_parallel``), and their bodies
         self.omp_loops: set[int] = set()
@@ -509,6 +511,10 @@ class Variables:
             self.names.add(p.name)
         if self.fn.tape is not None:
             self.names.add("tape")
+        if self.taping:  # the most bytes the tapes of the whole adjoints it calls held
+            while self.nested_name in self.names:
+                self.nested_name += "_"
+            self.names.add(self.nested_name)
         cname = {p.source[1]: p.name for p in self.sig.params if p.source[0] == "value"}
         shape_names: dict[int, list[str]] = {}
         for p in self.sig.params:
