@@ -149,7 +149,9 @@ class AdgenModule:
 
     def tape_bytes(self, mode: str = "reverse") -> int:
         """The most bytes the tape held during the last adjoint call (of any function of this
-        module, in ``mode``) on the calling thread; 0 when that call needed no tape."""
+        module, in ``mode``) on the calling thread, with those of the whole adjoints it called
+        in its forward sweep (their own tapes, alive at the same time); 0 when that call
+        needed no tape."""
         from .transpile.emit.module import MODES
         if mode not in ("reverse", "vector-reverse", "hvp", "vector-hvp") or \
                 mode not in self.transpiled.outputs:

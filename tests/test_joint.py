@@ -1,15 +1,20 @@
 """Joint sweeps (``ad/joint.py``): the adjoints of ``f_b`` known early run in its forward
 sweep.  Which calls become ``g_b`` calls and which loops are reversed iteration by
-iteration in the forward sweep (nothing taped), the three-way check of both, and what
-stays split."""
+iteration in the forward sweep (nothing taped), the three-way check of both, what stays
+split, the tape sizes reported, and random loops around calls (``loops_of_calls``: about
+two in five go joint; ``ADGEN_JOINT_EXAMPLES`` sets how many are drawn, 25 by default)."""
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
 import adgen
 from adgen.api import transpile
@@ -263,3 +268,91 @@ def test_tape_bytes_count_the_tapes_of_whole_adjoints(tmp_path: Path) -> None:
     assert m.tape_bytes() == own_bytes + inner_bytes
     report = adgen.check(path, modes=("reverse", "hvp"))
     assert report.ok, report.table()
+
+
+CALLEES = """
+def g(x: Array[f64], t: float, k: int) -> float:
+    return math.sin(t * x[k]) + t * x[k] * x[k]
+
+
+def h(t: float, u: float) -> float:
+    return t * u + math.cos(t)
+"""
+
+FLOAT_TERMS = ("c", "t", "u", "0.5", "1.5")
+CONDITIONS = ("c > 0.0", "c < 0.5", "k % 2 == 0", "t > 0.3", "k > 1", "u < 0.9")
+RETURNS = ("s", "s / len(x)", "2.0 * s + t", "s * t", "s + q", "s + q * u", "0.5 * s - u")
+
+
+@st.composite
+def _expr(draw: st.DrawFn, names: list[str], depth: int = 2) -> str:
+    if depth == 0 or draw(st.integers(0, 2)) == 0:
+        return draw(st.sampled_from(names + list(FLOAT_TERMS)))
+    op = draw(st.sampled_from(["+", "-", "*", "sin", "cos"]))
+    if op in ("sin", "cos"):
+        return f"math.{op}({draw(_expr(names, depth - 1))})"
+    return f"({draw(_expr(names, depth - 1))} {op} {draw(_expr(names, depth - 1))})"
+
+
+@st.composite
+def loops_of_calls(draw: st.DrawFn) -> str:
+    """A loop summing values of the iteration (calls of g and h, ifs, products) into s,
+    maybe into q too, and a return of the sums: the loops ``ad/joint.py`` may reverse in
+    the forward sweep, and some it may not (s * t, s + q * u)."""
+    names: list[str] = []
+    lines = [f"w0 = g(x, {draw(st.sampled_from(['c', 't', 'u']))} * 0.5, k)"]
+    names.append("w0")
+    for n in range(1, draw(st.integers(1, 5))):
+        w = f"w{n}"
+        kind = draw(st.sampled_from(["g", "h", "expr", "if", "scaled"]))
+        if kind == "g":
+            lines.append(f"{w} = g(x, {draw(_expr(names, 1))}, k)")
+        elif kind == "h":
+            lines.append(f"{w} = h({draw(_expr(names, 1))}, {draw(_expr(names, 1))})")
+        elif kind == "expr":
+            lines.append(f"{w} = {draw(_expr(names))}")
+        elif kind == "if":
+            lines += [f"if {draw(st.sampled_from(CONDITIONS))}:", f"    {w} = {draw(_expr(names))}",
+                      "else:", f"    {w} = {draw(_expr(names))}"]
+        else:
+            lines += [f"{w} = {draw(st.sampled_from(names))}",
+                      f"if {draw(st.sampled_from(CONDITIONS))}:",
+                      f"    {w} = {w} * {draw(_expr(names, 1))}"]
+        names.append(w)
+    term = " + ".join(draw(st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True)))
+    form = draw(st.integers(0, 2))
+    if form == 0:
+        lines.append(f"s = s + ({term}) * {draw(_expr(names, 1))}")
+    else:
+        lines += [f"if {draw(st.sampled_from(CONDITIONS))}:", f"    s = s + {term}"]
+        if form == 1:
+            lines += ["else:", f"    s = s - ({term}) * {draw(_expr(names, 1))}"]
+    if draw(st.booleans()):
+        lines.append(f"q = q + {draw(_expr(names, 1))}")
+    pre = draw(st.sampled_from(["u = t * t", "u = math.sin(t) + 1.0", "u = g(x, t, 0)"]))
+    body = "\n".join("        " + line for line in lines)
+    return CALLEES + f"""
+
+def f(x: Array[f64], t: float) -> float:
+    {pre}
+    s = 0.0
+    q = 0.0
+    for k in range(len(x)):
+        c = x[k]
+{body}
+    return {draw(st.sampled_from(RETURNS))}
+"""
+
+
+@settings(max_examples=int(os.environ.get("ADGEN_JOINT_EXAMPLES", "25")), deadline=None,
+          derandomize=bool(os.environ.get("CI")), suppress_health_check=list(HealthCheck),
+          phases=[Phase.explicit, Phase.generate])
+@given(loops_of_calls())
+def test_random_loops_of_calls(source: str) -> None:
+    """The three-way check of random loops around calls, joint or not."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = module(Path(tmp), source, "loops")
+        x = np.array([0.3, -0.7, 1.1, 0.4, -0.1])
+        report = adgen.check(path, modes=("reverse",),
+                             args={"f": [x, 0.6], "g": [x, 0.6, 1], "h": [0.6, 0.3]})
+        assert report.ok, source + "\n" + report.table()
