@@ -244,7 +244,7 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
                     single_exit = single_exit_form(module, log)
                 if hvp_source is None:  # a fresh f_b for both (the emitted one is not reused)
                     hvp_source = adjoint_module(single_exit, requests, "reverse", diags, log,
-                                                joint=False)
+                                                early=False)
                     hvp_activity = analyze(hvp_source, hvp_requests(hvp_source))
                 target = differentiate(hvp_source, hvp_activity, vector=(mode == "vector-hvp"))
                 finish_module(target, mode, log)
@@ -308,9 +308,9 @@ def drop_unused_statics(module: Module) -> None:
 
 
 def adjoint_module(single_exit: Module, requests: dict[str, "Request"], mode: str,
-                   diags: "Diagnostics", log: PassLog, joint: bool = True) -> Module:
+                   diags: "Diagnostics", log: PassLog, early: bool = True) -> Module:
     """Adjoint IR (``f_b`` or ``f_bv``), simplified, with its two sweeps fused where they can;
-    ``joint=False`` for the adjoint a tangent is taken of (``reverse.differentiate``)."""
+    ``early=False`` for the adjoint a tangent is taken of (``reverse.differentiate``)."""
     from .ad import reverse
     from .analysis.activity import analyze
     from .analysis.lint import lint
@@ -323,7 +323,7 @@ def adjoint_module(single_exit: Module, requests: dict[str, "Request"], mode: st
         check_reverse(single_exit, {fn.name for fn in single_exit.functions
                                     if activity.needs_derivative(fn.name)})
     target = reverse.differentiate(single_exit, activity, vector=(mode == "vector-reverse"),
-                                   joint=joint)
+                                   early=early)
     finish_module(target, mode, log)
     for fn in target.functions:
         if fn.tape == "local" and fuse(fn):  # f_b: one loop for both sweeps

@@ -50,7 +50,7 @@ def possible(af: AdjointFunction) -> bool:
     """Whether ``af`` (an ``f_b``) may run adjoints in its forward sweep: it is not a split
     half nor a vector adjoint nor one the hvp modes differentiate (a ``retb`` passed to a
     ``g_b`` would need a tangent)."""
-    return not (af.split or af.vector or not af.joint)
+    return not (af.split or af.vector or not af.early)
 
 
 def _written_later(af: AdjointFunction, site: Op) -> bool:

@@ -181,7 +181,7 @@ def _vjp_functions(module: Module, spec: Nested, target: Function, single: Modul
 
     floats = {i for i, p in enumerate(target.params) if differentiable(p)}
     request = {spec.callee: Request(floats, {0}, set())}
-    adjoint = adjoint_module(copy.deepcopy(single), request, "reverse", diags, log, joint=False)
+    adjoint = adjoint_module(copy.deepcopy(single), request, "reverse", diags, log, early=False)
     hvp = forward.differentiate(adjoint, analyze(adjoint, hvp_requests(adjoint)), vector=False)
     finish_module(hvp, "hvp", log)
     entry = hvp.function(spec.callee + "_b_d")

@@ -65,10 +65,10 @@ class Sweeps:
 
 class AdjointFunction:
     def __init__(self, fn: Function, module: Module, activity: ModuleActivity, vector: bool,
-                 split: bool, kept_params: set[int] | None = None, joint: bool = True) -> None:
+                 split: bool, kept_params: set[int] | None = None, early: bool = True) -> None:
         self.fn = fn
         #: whether adjoints known early may run in the forward sweep (``ad/joint.py``)
-        self.joint = joint
+        self.early = early
         #: split mode: the array parameters every caller keeps unchanged from the call of
         #: ``g_fwd`` to that of ``g_bwd`` (see ``_kept_params``), which ``g_bwd`` may read again
         self.kept_params = kept_params or set()
@@ -1385,9 +1385,9 @@ def _split_needed(module: Module, activity: ModuleActivity, derived: list[str]) 
 
 
 def differentiate(module: Module, activity: ModuleActivity, vector: bool,
-                  joint: bool = True) -> Module:
+                  early: bool = True) -> Module:
     """Adjoints of every function that needs one, their split halves when another adjoint
-    calls them, and the primal helpers they call.  ``joint``: whether adjoints known early
+    calls them, and the primal helpers they call.  ``early``: whether adjoints known early
     may run in the forward sweep (``ad/joint.py``); not in the adjoint that the hvp modes
     differentiate, where ``retb`` stays a constant."""
     skipped = adjoint_only(module, vector)
@@ -1400,7 +1400,7 @@ def differentiate(module: Module, activity: ModuleActivity, vector: bool,
         fn = module.function(name)
         if name in split:
             out += AdjointFunction(fn, module, activity, vector, True, kept[name]).run()
-        out += AdjointFunction(fn, module, activity, vector, False, joint=joint).run()
+        out += AdjointFunction(fn, module, activity, vector, False, early=early).run()
     out = _called_halves(out)
     names = {f.name for f in out}
     needed: list[str] = []
