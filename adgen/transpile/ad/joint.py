@@ -6,15 +6,17 @@ the adjoints that follow from them.  What needs only those runs in the forward s
 tapes nothing:
 
 - a call ``y = g(...)`` whose result's adjoint is known where the call is (``return
-  g(...)``: ``retb``) calls ``g_b`` there, ``g``'s whole adjoint at once (its own forward
-  and reverse sweep), instead of ``g_fwd`` there, which tapes what ``g_bwd`` needs, and
-  ``g_bwd`` in the reverse sweep (``call``);
+  g(...)``: ``retb``; ``return 2.0 * g(...)``: computed from it there, ``_copies``) calls
+  ``g_b`` there, ``g``'s whole adjoint at once (its own forward and reverse sweep),
+  instead of ``g_fwd`` there, which tapes what ``g_bwd`` needs, and ``g_bwd`` in the
+  reverse sweep (``call``);
 - a loop whose iterations' adjoints only add up (each active value it carries is a sum,
   ``s = s + e``, so the sum's adjoint is the same in every iteration, see
   ``AdjointFunction.order_free``) and whose sums' adjoints are known where the loop is runs
   the reverse of each iteration at the end of that iteration.  The adjoints of the results
-  of the calls in its body are computed before the calls, which become ``g_b`` calls
-  (``loop``).
+  of the calls in its body are computed before the calls, which become ``g_b`` calls; the
+  adjoints the iterations add to values from before the loop are summed by the forward
+  loop (``loop``).
 
 A determinant by expansion in minors (``det_m += a[i, j] * det_of_minor(...)`` over a
 row, returned) then tapes nothing at any depth of its recursion.  Conditions, beyond
