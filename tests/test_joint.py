@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 import adgen
@@ -348,6 +348,26 @@ def f(x: Array[f64], t: float) -> float:
           derandomize=bool(os.environ.get("CI")), suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.generate])
 @given(loops_of_calls())
+@example(CALLEES + """
+
+def f(x: Array[f64], t: float) -> float:
+    u = t * t
+    s = 0.0
+    q = 0.0
+    for k in range(len(x)):
+        c = x[k]
+        w0 = g(x, t * 0.5, k)
+        w1 = h((t - u), c)
+        w2 = math.cos(w1)
+        w3 = c
+        if u < 0.9:
+            w4 = w0
+        else:
+            w4 = math.cos(w3)
+        s = s + (w4 + w2) * w3
+        q = q + math.sin(t)
+    return 2.0 * s + t
+""")  # h's adjoint needs w2, computed after it: g placed first, then the loop left as is
 def test_random_loops_of_calls(source: str) -> None:
     """The three-way check of random loops around calls, joint or not."""
     with tempfile.TemporaryDirectory() as tmp:

@@ -175,12 +175,18 @@ def _joint_call(af: AdjointFunction, op: Call, fwd: Call, args: list[Value],
                 adjoints: list[Value]) -> Call:
     """``g_b`` for the call ``op`` of ``g``, called with ``args``, giving the results of
     ``fwd`` (the ``g_fwd`` call it replaces) and then the adjoints ``adjoints`` of ``g``'s
-    float scalar parameters."""
+    float scalar parameters.  The results point back at it once it is in place
+    (``_own``): until then ``fwd`` may stay."""
     primal = af.module.function(op.callee).primal
     jc = Call(list(args), list(fwd.results) + list(adjoints), fwd.loc, callee=primal + "_b")
-    for r in jc.results:
-        r.owner = jc
+    for r in fwd.results:  # (the constructor made them point at jc)
+        r.owner = fwd
     return jc
+
+
+def _own(call: Call) -> None:
+    for r in call.results:
+        r.owner = call
 
 
 def call(af: AdjointFunction, op: Call, args: list[Value], scalars: list[int],
@@ -210,6 +216,7 @@ def call(af: AdjointFunction, op: Call, args: list[Value], scalars: list[int],
     region, i = path[-1]
     af.fwd_ops[id(op)] = jc = _joint_call(af, op, fwd, args, adjoints)
     region.ops[i:i + 1] = [*early, jc]
+    _own(jc)
     for p, out in zip(scalars, adjoints, strict=True):
         af.accumulate(b, adj, op.operands[p], out)
     return True
@@ -360,6 +367,8 @@ def _hoist_calls(af: AdjointFunction, calls: list[Call], ops: list[Op], fb: Regi
             known.update(id(r) for r in o.results)
         i += len(earlier) + len(sliced) + 1
     af.fwd_ops.update(placed)
+    for jc in placed.values():
+        _own(jc)
     return hoisted, rest
 
 
