@@ -20,7 +20,7 @@ from .transforms.cse import cse
 from .transforms.dce import dce, prange_invariants, same_yields
 from .transforms.extremes import running_extremes
 from .transforms.fold import fold
-from .transforms.fuse import fuse
+from .transforms.fuse import fuse, fuse_ifs
 from .transforms.jam import jam
 
 if TYPE_CHECKING:
@@ -328,6 +328,9 @@ def adjoint_module(single_exit: Module, requests: dict[str, "Request"], mode: st
     for fn in target.functions:
         if fn.tape == "local" and fuse(fn):  # f_b: one loop for both sweeps
             log.record("fuse", fn)
+            simplify(fn, log=log)
+        if fn.external is None and fuse_ifs(fn):  # an if of a sweep and its reverse: one
+            log.record("fuse-ifs", fn)
             simplify(fn, log=log)
     return target
 

@@ -77,32 +77,27 @@ double continued_fraction_b(double x, double *xb, int64_t depth, double retb)
 {
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* recursive.py:5: if depth == 0: */
-    bool tmp = depth == 0;
-    double tmp_1;
-    double tmp_2;
-    if (tmp) {
-        tmp_1 = x;
-        tmp_2 = 0.0;
-    } else {
-        /* recursive.py:7: return x + 1.0 / (1.0 + continued_fraction(x * 0.5, depth - 1)) */
-        tmp_2 = continued_fraction_fwd(&tape, x * 0.5, depth - 1);
-        tmp_1 = x + 1.0 / (1.0 + tmp_2);
-    }
-    /* recursive.py:5: if depth == 0: */
+    double tmp;
     double xb_1;
-    if (tmp) {
+    if (depth == 0) {
+        tmp = x;
         xb_1 = retb;
     } else {
         /* recursive.py:7: return x + 1.0 / (1.0 + continued_fraction(x * 0.5, depth - 1)) */
-        double tmp_3 = 1.0 + tmp_2;
-        double tmp_4;
-        continued_fraction_bwd(&tape, x * 0.5, depth - 1, -(1.0 / tmp_3 / tmp_3 * retb), &tmp_4);
-        xb_1 = retb + 0.5 * tmp_4;
+        double tmp_1 = x * 0.5;
+        int64_t tmp_2 = depth - 1;
+        double tmp_3 = continued_fraction_fwd(&tape, tmp_1, tmp_2);
+        double tmp_4 = 1.0 + tmp_3;
+        double tmp_5 = 1.0 / tmp_4;
+        double tmp_6;
+        continued_fraction_bwd(&tape, tmp_1, tmp_2, -(tmp_5 / tmp_4 * retb), &tmp_6);
+        tmp = x + tmp_5;
+        xb_1 = retb + 0.5 * tmp_6;
     }
     /* recursive.py:5: if depth == 0: */
     *xb += xb_1;
     adgen_tape_bytes_last = adgen_tape_free(&tape);
-    return tmp_1;
+    return tmp;
 }
 
 double series_b(double x, double *xb, int64_t n, double retb)

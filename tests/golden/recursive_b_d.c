@@ -96,41 +96,34 @@ double continued_fraction_b_d(double x, double xd, double *xb, double *xbd, int6
 {
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* recursive.py:5: if depth == 0: */
-    bool tmp = depth == 0;
-    double tmp_1;
-    double tmp_2;
-    double tmp_3;
-    if (tmp) {
-        tmp_1 = x;
-        tmp_2 = 0.0;
-        tmp_3 = 0.0;
-    } else {
-        /* recursive.py:7: return x + 1.0 / (1.0 + continued_fraction(x * 0.5, depth - 1)) */
-        tmp_2 = continued_fraction_fwd_d(&tape, x * 0.5, 0.5 * xd, depth - 1, &tmp_3);
-        tmp_1 = x + 1.0 / (1.0 + tmp_2);
-    }
-    /* recursive.py:5: if depth == 0: */
+    double tmp;
     double xb_1;
     double xbd_1;
-    if (tmp) {
+    if (depth == 0) {
+        tmp = x;
         xb_1 = retb;
         xbd_1 = 0.0;
     } else {
         /* recursive.py:7: return x + 1.0 / (1.0 + continued_fraction(x * 0.5, depth - 1)) */
-        double tmp_4 = 1.0 + tmp_2;
-        double tmp_5 = 1.0 / tmp_4;
-        double tmp_6 = tmp_5 / tmp_4;
-        double tmp_7;
+        double tmp_1 = x * 0.5;
+        int64_t tmp_2 = depth - 1;
+        double tmp_4;
+        double tmp_3 = continued_fraction_fwd_d(&tape, tmp_1, 0.5 * xd, tmp_2, &tmp_4);
+        double tmp_5 = 1.0 + tmp_3;
+        double tmp_6 = 1.0 / tmp_5;
+        double tmp_7 = tmp_6 / tmp_5;
         double tmp_8;
-        continued_fraction_bwd_d(&tape, x * 0.5, depth - 1, -(tmp_6 * retb), -(retb * (-(tmp_5 * (tmp_6 * tmp_3)) - tmp_6 / tmp_4 * tmp_3)), &tmp_7, &tmp_8);
-        xb_1 = retb + 0.5 * tmp_7;
-        xbd_1 = 0.5 * tmp_8;
+        double tmp_9;
+        continued_fraction_bwd_d(&tape, tmp_1, tmp_2, -(tmp_7 * retb), -(retb * (-(tmp_6 * (tmp_7 * tmp_4)) - tmp_7 / tmp_5 * tmp_4)), &tmp_8, &tmp_9);
+        tmp = x + tmp_6;
+        xb_1 = retb + 0.5 * tmp_8;
+        xbd_1 = 0.5 * tmp_9;
     }
     /* recursive.py:5: if depth == 0: */
     *xb += xb_1;
     *xbd += xbd_1;
     adgen_tape_bytes_last = adgen_tape_free(&tape);
-    return tmp_1;
+    return tmp;
 }
 
 double series_b_d(double x, double xd, double *xb, double *xbd, int64_t n, double retb)

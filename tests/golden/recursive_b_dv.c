@@ -104,46 +104,39 @@ double continued_fraction_b_dv(double x, const double *xd, double *xb, double *x
     ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* recursive.py:5: if depth == 0: */
-    bool tmp = depth == 0;
-    double tmp_1;
-    double tmp_2;
-    double tmp_3[nbdirs];
-    if (tmp) {
-        tmp_1 = x;
-        tmp_2 = 0.0;
-        for (int64_t k = 0; k < nbdirs; ++k) tmp_3[k] = 0.0;
-    } else {
-        /* recursive.py:7: return x + 1.0 / (1.0 + continued_fraction(x * 0.5, depth - 1)) */
-        double tmp_4[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) tmp_4[k] = 0.5 * xd[k];
-        tmp_2 = continued_fraction_fwd_dv(&tape, x * 0.5, tmp_4, depth - 1, nbdirs, tmp_3);
-        tmp_1 = x + 1.0 / (1.0 + tmp_2);
-    }
-    /* recursive.py:5: if depth == 0: */
+    double tmp;
     double xb_1;
     double xbd_1[nbdirs];
-    if (tmp) {
+    if (depth == 0) {
+        tmp = x;
         xb_1 = retb;
         for (int64_t k = 0; k < nbdirs; ++k) xbd_1[k] = 0.0;
     } else {
         /* recursive.py:7: return x + 1.0 / (1.0 + continued_fraction(x * 0.5, depth - 1)) */
-        double tmp_5 = 1.0 + tmp_2;
-        double tmp_6 = 1.0 / tmp_5;
-        double tmp_7 = tmp_6 / tmp_5;
-        double tmp_8 = tmp_7 / tmp_5;
-        double tmp_9[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) tmp_9[k] = -(retb * (-(tmp_6 * (tmp_7 * tmp_3[k])) - tmp_8 * tmp_3[k]));
-        double tmp_10;
-        double tmp_11[nbdirs];
-        continued_fraction_bwd_dv(&tape, x * 0.5, depth - 1, -(tmp_7 * retb), tmp_9, nbdirs, &tmp_10, tmp_11);
-        xb_1 = retb + 0.5 * tmp_10;
-        for (int64_t k = 0; k < nbdirs; ++k) xbd_1[k] = 0.5 * tmp_11[k];
+        double tmp_1 = x * 0.5;
+        double tmp_2[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_2[k] = 0.5 * xd[k];
+        int64_t tmp_3 = depth - 1;
+        double tmp_5[nbdirs];
+        double tmp_4 = continued_fraction_fwd_dv(&tape, tmp_1, tmp_2, tmp_3, nbdirs, tmp_5);
+        double tmp_6 = 1.0 + tmp_4;
+        double tmp_7 = 1.0 / tmp_6;
+        double tmp_8 = tmp_7 / tmp_6;
+        double tmp_9 = tmp_8 / tmp_6;
+        double tmp_10[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_10[k] = -(retb * (-(tmp_7 * (tmp_8 * tmp_5[k])) - tmp_9 * tmp_5[k]));
+        double tmp_11;
+        double tmp_12[nbdirs];
+        continued_fraction_bwd_dv(&tape, tmp_1, tmp_3, -(tmp_8 * retb), tmp_10, nbdirs, &tmp_11, tmp_12);
+        tmp = x + tmp_7;
+        xb_1 = retb + 0.5 * tmp_11;
+        for (int64_t k = 0; k < nbdirs; ++k) xbd_1[k] = 0.5 * tmp_12[k];
     }
     /* recursive.py:5: if depth == 0: */
     *xb += xb_1;
     for (int64_t k = 0; k < nbdirs; ++k) xbd[k] += xbd_1[k];
     adgen_tape_bytes_last = adgen_tape_free(&tape);
-    return tmp_1;
+    return tmp;
 }
 
 double series_b_dv(double x, const double *xd, double *xb, double *xbd, int64_t n, double retb, int64_t nbdirs)

@@ -82,35 +82,30 @@ double continued_fraction_bv(double x, double *xb, int64_t depth, const double *
     ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* recursive.py:5: if depth == 0: */
-    bool tmp = depth == 0;
-    double tmp_1;
-    double tmp_2;
-    if (tmp) {
-        tmp_1 = x;
-        tmp_2 = 0.0;
-    } else {
-        /* recursive.py:7: return x + 1.0 / (1.0 + continued_fraction(x * 0.5, depth - 1)) */
-        tmp_2 = continued_fraction_fwd(&tape, x * 0.5, depth - 1);
-        tmp_1 = x + 1.0 / (1.0 + tmp_2);
-    }
-    /* recursive.py:5: if depth == 0: */
+    double tmp;
     double xb_1[nbdirs];
-    if (tmp) {
+    if (depth == 0) {
+        tmp = x;
         for (int64_t k = 0; k < nbdirs; ++k) xb_1[k] = retb[k];
     } else {
         /* recursive.py:7: return x + 1.0 / (1.0 + continued_fraction(x * 0.5, depth - 1)) */
-        double tmp_3 = 1.0 + tmp_2;
-        double tmp_4 = 1.0 / tmp_3 / tmp_3;
-        double tmp_5[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) tmp_5[k] = -(tmp_4 * retb[k]);
-        double tmp_6[nbdirs];
-        continued_fraction_bwd(&tape, x * 0.5, depth - 1, tmp_5, nbdirs, tmp_6);
-        for (int64_t k = 0; k < nbdirs; ++k) xb_1[k] = retb[k] + 0.5 * tmp_6[k];
+        double tmp_1 = x * 0.5;
+        int64_t tmp_2 = depth - 1;
+        double tmp_3 = continued_fraction_fwd(&tape, tmp_1, tmp_2);
+        double tmp_4 = 1.0 + tmp_3;
+        double tmp_5 = 1.0 / tmp_4;
+        double tmp_6 = tmp_5 / tmp_4;
+        double tmp_7[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_7[k] = -(tmp_6 * retb[k]);
+        double tmp_8[nbdirs];
+        continued_fraction_bwd(&tape, tmp_1, tmp_2, tmp_7, nbdirs, tmp_8);
+        tmp = x + tmp_5;
+        for (int64_t k = 0; k < nbdirs; ++k) xb_1[k] = retb[k] + 0.5 * tmp_8[k];
     }
     /* recursive.py:5: if depth == 0: */
     for (int64_t k = 0; k < nbdirs; ++k) xb[k] += xb_1[k];
     adgen_tape_bytes_last = adgen_tape_free(&tape);
-    return tmp_1;
+    return tmp;
 }
 
 double series_bv(double x, double *xb, int64_t n, const double *retb, int64_t nbdirs)

@@ -16,8 +16,8 @@ first loop (they move before it).
 from __future__ import annotations
 
 from ..ir.core import (
-    Break, Call, Cast, Const, Continue, Dim, For, Function, Load, Op, Pop, Prim, Push, Region,
-    Return, Store, Yield,
+    Break, Call, Cast, Const, Continue, Dim, For, Function, If, Load, Op, Pop, Prim, Push,
+    Region, Return, Store, Yield,
 )
 
 PURE = (Const, Prim, Cast, Dim)
@@ -106,3 +106,69 @@ def _merge(first: For, second: For) -> For:
         r.owner = fused
     return fused
 
+
+
+def fuse_ifs(fn: Function) -> bool:
+    """Two ifs on the same condition in a region, adjacent or with only loads and pure ops
+    between (see ``_partner``), become one, each branch the first's then the second's (what
+    the second reads of the first's results becomes what the branch yields):
+
+        %a = if %c { A; yield %x } else { B; yield %y }        %a, %b = if %c {
+        %b = if %c { C(%a); yield %z } else { D; yield %w } ==>     A; C(%x); yield %x, %z
+                                                                } else { B; D; yield %y, %w }
+
+    (a forward sweep's if and, right after it in a loop reversed in the forward sweep, the
+    reverse of the same if: ``ad/joint.py``)."""
+    return _fuse_if_region(fn.body)
+
+
+def _partner(region: Region, i: int) -> int | None:
+    """The index of the if on the condition of the if ``region.ops[i]`` that may join it:
+    the next op, or a later one with only loads and pure ops before it that it does not
+    read, when it neither writes nor touches the tape (it moves up past them)."""
+    a = region.ops[i]
+    for j in range(i + 1, len(region.ops)):
+        b = region.ops[j]
+        if isinstance(b, If) and b.operands[0] is a.operands[0] and \
+                all(isinstance(r.terminator, Yield) for r in a.regions + b.regions):
+            if j == i + 1:
+                return j
+            between = {id(r) for o in region.ops[i + 1:j] for r in o.results}
+            inner = list(b.walk())
+            if any(isinstance(o, (Store, Call, Push, Pop)) for o in inner) or \
+                    any(id(v) in between for o in inner for v in o.operands):
+                return None
+            return j
+        if not isinstance(b, (*PURE, Load)):
+            return None
+    return None
+
+
+def _fuse_if_region(region: Region) -> bool:
+    changed = False
+    i = 0
+    while i + 1 < len(region.ops):
+        a = region.ops[i]
+        j = _partner(region, i) if isinstance(a, If) else None
+        if j is None:
+            i += 1
+            continue
+        b = region.ops.pop(j)
+        assert isinstance(a, If) and isinstance(b, If)
+        for ra, rb in zip(a.regions, b.regions, strict=True):
+            ya, yb = ra.terminator, rb.terminator
+            assert isinstance(ya, Yield) and isinstance(yb, Yield)
+            subst = {id(r): v for r, v in zip(a.results, ya.operands, strict=True)}
+            for top in rb.ops:
+                for o in top.walk():
+                    o.operands = [subst.get(id(v), v) for v in o.operands]
+            ra.ops = ra.ops[:-1] + rb.ops[:-1] + [
+                Yield(ya.operands + yb.operands, [], ya.loc)]
+        a.results = a.results + b.results
+        for r in a.results:
+            r.owner = a
+        changed = True
+    for op in region.ops:
+        for sub in op.regions:
+            changed |= _fuse_if_region(sub)
+    return changed
