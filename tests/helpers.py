@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -48,3 +49,11 @@ def module(tmp_path: Path, source: str, name: str = "m") -> str:
     path.write_text("import math\n\nfrom adgen import Array, f64, zeros\n\n\n" +
                     textwrap.dedent(source))
     return str(path)
+
+
+def functions_of(text: str) -> dict[str, str]:
+    """Generated C text -> {function name: its body} (static functions included)."""
+    out: dict[str, str] = {}
+    for m in re.finditer(r"^\w[\w\s*]*?\b(\w+)\(([^)]*)\)\n\{\n(.*?)^\}", text, re.S | re.M):
+        out[m.group(1)] = m.group(3)
+    return out

@@ -16,7 +16,7 @@ import adgen
 from adgen.api import transpile
 from adgen.build import DEFAULT_CFLAGS
 from adgen.transpile.transforms.jam import FACTOR
-from helpers import compile_strict, module, run_cli
+from helpers import compile_strict, functions_of, module, run_cli
 
 JAMMED = """
 def matvec(w: Array[f64, 2], x: Array[f64], b: Array[f64], h: Array[f64]) -> float:
@@ -97,14 +97,6 @@ def inner_stores(w: Array[f64, 2], h: Array[f64, 2]) -> float:
             h[k, i] = w[k, i] * 2.0
     return h[0, 0]
 """
-
-
-def functions_of(text: str) -> dict[str, str]:
-    """Exported C function name -> its body."""
-    out: dict[str, str] = {}
-    for m in re.finditer(r"^\w[\w\s*]*?\b(\w+)\(([^)]*)\)\n\{\n(.*?)^\}", text, re.S | re.M):
-        out[m.group(1)] = m.group(3)
-    return out
 
 
 def test_which_loops_are_jammed(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import adgen
 from adgen.api import transpile
-from helpers import ROOT, module
+from helpers import ROOT, functions_of, module
 
 #: a determinant by expansion in minors: a loop around a recursive call, whose sum is returned
 DET = str(ROOT / "benchmarks" / "gradbench" / "det.py")
@@ -127,9 +127,7 @@ def _source(path: str) -> str:
 
 
 def _body(text: str, name: str) -> str:
-    found = re.search(rf"^\w[\w\s*]*?\b{name}\([^)]*\)\n\{{\n(.*?)^\}}", text, re.S | re.M)
-    assert found, name
-    return found.group(1)
+    return functions_of(text)[name]
 
 
 def _det_args(ell: int, rng: np.random.Generator) -> list[object]:

@@ -30,22 +30,17 @@ around those values is split so that its part for the call goes first).
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING
 
 from ..analysis.activity import written_params
 from ..ir.builder import Builder
-from ..ir.core import (
-    Call, Cast, Const, Dim, For, If, Op, Prim, Region, Store, Value, While, Yield,
-)
+from ..ir.core import PURE_OPS, Call, For, If, Op, Region, Store, Value, While, Yield
 from ..ir.types import ArrayType
 from ..ir.walk import clone
 
 if TYPE_CHECKING:
     from .reverse import AdjointFunction
 
-#: ops the adjoint of a call may need computed before it: functions of their operands
-_PURE = (Prim, Const, Cast, Dim)
 
 
 def possible(af: AdjointFunction) -> bool:
@@ -151,18 +146,9 @@ def _copies(values: list[Value], seen: set[int]) -> tuple[list[Op], list[Value]]
             return v
         if id(v) not in done:
             o = v.owner
-            if not isinstance(o, _PURE):
+            if not isinstance(o, PURE_OPS) or any(get(x) is None for x in o.operands):
                 return None
-            operands = [get(x) for x in o.operands]
-            if any(x is None for x in operands):
-                return None
-            c = copy.copy(o)
-            c.operands = operands  # type: ignore[assignment]
-            c.results = [Value(r.type, r.name) for r in o.results]
-            for r, nr in zip(o.results, c.results, strict=True):
-                nr.owner = c
-                done[id(r)] = nr
-            ops.append(c)
+            ops.append(clone(o, done))  # reads the copies of its operands, maps its results
         return done[id(v)]
 
     out = [get(v) for v in values]
@@ -404,7 +390,7 @@ def _slice(args: list[Value], rest: list[Op], later: list[Op], known: set[int],
                     return None
                 work.extend(part)
             continue
-        if not isinstance(o, _PURE):
+        if not isinstance(o, PURE_OPS):
             return None
         need_ops.add(id(o))
         work.extend(o.operands)
@@ -452,7 +438,7 @@ def _branch_slice(region: Region, k: int) -> list[Value] | None:
         o = owner.get(id(v))
         if o is None:
             out.append(v)
-        elif isinstance(o, _PURE):
+        elif isinstance(o, PURE_OPS):
             work.extend(o.operands)
         else:
             return None

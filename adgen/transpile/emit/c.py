@@ -19,7 +19,7 @@ from ..ir.core import (
 from ..ir.prims import PRIMS
 from ..ir.types import ArrayType, ScalarType, Type, VecType, elem_of
 from .signature import CSignature
-from .variables import Var, Variables, constant_branch
+from .variables import Var, Variables, constant_branch, touches_tape
 from ..frontend.diagnostics import AdgenError
 from ..ir.walk import index_dependent
 
@@ -997,9 +997,7 @@ def taping(module: Module, sigs: dict[str, CSignature]) -> set[str]:
         changed = False
         for fn in local:
             if fn.name not in out and any(
-                    isinstance(op, (Push, Pop)) or isinstance(op, Call) and (
-                        op.callee in out or
-                        any(p.source[0] == "tape" for p in sigs[op.callee].params))
+                    touches_tape(op, sigs) or isinstance(op, Call) and op.callee in out
                     for op in fn.walk()):
                 out.add(fn.name)
                 changed = True
@@ -1011,10 +1009,11 @@ SUFFIX = {"double": "f64", "float": "f32"}
 
 
 def emit_function(fn: Function, sigs: dict[str, CSignature], module: Module,
-                  options: EmitOptions) -> str:
-    """The C text of ``fn``, preceded by its kernels on the CUDA target."""
+                  options: EmitOptions, tapes: set[str] | None = None) -> str:
+    """The C text of ``fn``, preceded by its kernels on the CUDA target; ``tapes``: the
+    module's ``taping`` adjoints."""
     emitter = FunctionEmitter(fn, sigs[fn.name], sigs, module, options)
-    emitter.taping = taping(module, sigs) if fn.mode in TAPE_MODES and fn.tape == "local" \
-        else set()
+    if fn.mode in TAPE_MODES and fn.tape == "local":
+        emitter.taping = tapes or set()
     text = emitter.run()
     return "\n\n".join([*emitter.kernels, text])

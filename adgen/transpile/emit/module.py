@@ -14,7 +14,7 @@ import jinja2
 from ... import __version__
 from ..ir.core import Call, Function, Module
 from ..ir.types import ArrayType, VecType
-from .c import TAPE_MODES, EmitOptions, emit_function
+from .c import TAPE_MODES, EmitOptions, emit_function, taping
 from .signature import CSignature, signatures
 
 #: file suffix and wording per mode
@@ -266,7 +266,8 @@ def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -
     env = _env()
     tape_counter = f"size_t {base}_tape_bytes(void)" if mode in TAPE_MODES else None
     public = [fn for fn in functions if not sigs[fn.name].is_static]
-    bodies = [emit_function(fn, sigs, module, options) for fn in functions]
+    tapes = taping(module, sigs)
+    bodies = [emit_function(fn, sigs, module, options, tapes) for fn in functions]
     summary: list[str] = []
     for fn in public:
         summary.extend(describe(fn, sigs[fn.name], module))

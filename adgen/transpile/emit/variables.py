@@ -45,6 +45,12 @@ class Var:
     values: list[Value] = field(default_factory=list)
 
 
+def touches_tape(op: Op, sigs: dict[str, CSignature]) -> bool:
+    """Whether ``op`` itself pushes or pops, or calls a function that takes the tape."""
+    return isinstance(op, (Push, Pop)) or isinstance(op, Call) and any(
+        p.source[0] == "tape" for p in sigs[op.callee].params)
+
+
 def constant_branch(r: Region) -> bool:
     """Whether the branch ``r`` of an ``if`` only yields one constant."""
     y = r.ops[-1]
@@ -184,8 +190,7 @@ class Variables:
 
     def uses_tape_in(self, op: Op) -> bool:
         """Whether ``op`` pushes or pops, or calls a function that does."""
-        return any(isinstance(inner, (Push, Pop)) or isinstance(inner, Call) and any(
-            p.source[0] == "tape" for p in self.sigs[inner.callee].params) for inner in op.walk())
+        return any(touches_tape(inner, self.sigs) for inner in op.walk())
 
     def sums(self, op: For) -> list[Value]:
         """The carried values of ``op`` that change (the others, which every iteration passes

@@ -132,6 +132,10 @@ class Dim(Op):
     mnemonic: ClassVar[str] = "dim"
 
 
+#: the ops that are functions of their operands alone (``is_pure``), for ``isinstance``
+PURE_OPS = (Const, Prim, Cast, Dim)
+
+
 @final
 @dataclass(eq=False, slots=True)
 class Load(Op):

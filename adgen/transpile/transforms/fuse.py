@@ -16,11 +16,9 @@ first loop (they move before it).
 from __future__ import annotations
 
 from ..ir.core import (
-    Break, Call, Cast, Const, Continue, Dim, For, Function, If, Load, Op, Pop, Prim, Push,
-    Region, Return, Store, Yield,
+    PURE_OPS, Break, Call, Continue, For, Function, If, Load, Op, Pop, Push, Region, Return,
+    Store, Yield,
 )
-
-PURE = (Const, Prim, Cast, Dim)
 
 
 def fuse(fn: Function) -> bool:
@@ -38,7 +36,7 @@ def _fuse_region(region: Region) -> bool:
         first = region.ops[i]
         if isinstance(first, For) and _simple(first):
             j = i + 1
-            while j < len(region.ops) and isinstance(region.ops[j], PURE) and \
+            while j < len(region.ops) and isinstance(region.ops[j], PURE_OPS) and \
                     not _reads(region.ops[j], first):
                 j += 1
             second = region.ops[j] if j < len(region.ops) else None
@@ -139,7 +137,7 @@ def _partner(region: Region, i: int) -> int | None:
                     any(id(v) in between for o in inner for v in o.operands):
                 return None
             return j
-        if not isinstance(b, (*PURE, Load)):
+        if not isinstance(b, (*PURE_OPS, Load)):
             return None
     return None
 

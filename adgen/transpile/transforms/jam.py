@@ -34,7 +34,7 @@ for bit.
 from __future__ import annotations
 
 from ..ir.core import (
-    Cast, Const, Dim, For, Function, Load, Loc, Op, Prim, Push, Region, Store, Value, Yield,
+    PURE_OPS, Const, For, Function, Load, Loc, Op, Prim, Push, Region, Store, Value, Yield,
 )
 from ..ir.types import I64, ScalarType
 from ..ir.walk import clone
@@ -46,7 +46,6 @@ MIN_INNER = 8
 #: inner bodies above this many ops are left alone (FACTOR copies would spill registers)
 MAX_INNER_OPS = 40
 
-_PURE = (Const, Prim, Cast, Dim)
 
 
 def jam(fn: Function) -> bool:
@@ -116,10 +115,10 @@ def _parts(loop: For) -> Parts | None:
     m_trips = _trips(m)
     if m_trips is not None and m_trips < MIN_INNER:
         return None
-    if not all(isinstance(o, (*_PURE, Load)) and not o.regions for o in m_ops):
+    if not all(isinstance(o, (*PURE_OPS, Load)) and not o.regions for o in m_ops):
         return None
-    if not all(isinstance(o, (*_PURE, Load)) for o in pre) or \
-            not all(isinstance(o, (*_PURE, Load, Store, Push)) for o in post):
+    if not all(isinstance(o, (*PURE_OPS, Load)) for o in pre) or \
+            not all(isinstance(o, (*PURE_OPS, Load, Store, Push)) for o in post):
         return None
     # what the loop carries is read after the inner loop only (the copies after it pass it on)
     early = {id(v) for top in [*pre, m] for o in top.walk() for v in o.operands}
@@ -130,7 +129,7 @@ def _parts(loop: For) -> Parts | None:
     # M's range: the same in every iteration (values from before L, or pure ops of them)
     invariant: set[int] = set()
     for o in pre:
-        if isinstance(o, _PURE) and all(id(v) not in defined or id(v) in invariant
+        if isinstance(o, PURE_OPS) and all(id(v) not in defined or id(v) in invariant
                                         for v in o.operands):
             invariant.update(id(r) for r in o.results)
     if any(id(v) in defined and id(v) not in invariant for v in m.operands[:3]):
