@@ -187,7 +187,7 @@ def build_cuda(name: str, unit: Unit, flags: tuple[str, ...]) -> SimpleNamespace
 
 
 def cuda_library_path(name: str, unit: Unit, flags: tuple[str, ...]) -> Path:
-    key = _key(name, unit, ("nvcc", compiler_version("nvcc"), *flags))
+    key = _key(name, unit, ("nvcc", compiler_version("nvcc"), runtime_cuda_header(), *flags))
     return cache_root() / key / f"libadgen_{name}_{key}.so"
 
 

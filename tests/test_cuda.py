@@ -69,21 +69,22 @@ def test_device_code_in_single_precision() -> None:
     assert report.ok, "\n" + report.table()
 
 
-def _inputs(rng: np.random.Generator) -> dict[str, tuple]:
-    n, grid = 500, np.sort(rng.uniform(0.0, 10.0, 64))
+def _inputs(rng: np.random.Generator, n: int = 500, cells: int = 64) -> dict[str, tuple]:
+    grid = np.sort(rng.uniform(0.0, 10.0, cells))
     return {
         "kmeans_cost": (rng.standard_normal((n, 3)), rng.standard_normal((8, 3))),
         "hm_lstm": (rng.standard_normal((n, 4)), rng.standard_normal(n),
                     (rng.random(n) < 0.3).astype(float), (rng.random(n) < 0.2).astype(float),
                     np.zeros(n), np.zeros(n)),
-        "xs_lookup": (rng.uniform(grid[0], grid[-1], n), grid, rng.random((64, 5)),
+        "xs_lookup": (rng.uniform(grid[0], grid[-1], n), grid, rng.random((cells, 5)),
                       rng.random(5), np.zeros(n)),
     }
 
 
-def _compare(cuda: adgen.AdgenModule, c: adgen.AdgenModule) -> None:
+def _compare(cuda: adgen.AdgenModule, c: adgen.AdgenModule, n: int = 500,
+             cells: int = 64) -> None:
     rng = np.random.default_rng(3)
-    for name, args in _inputs(rng).items():
+    for name, args in _inputs(rng, n, cells).items():
         f, g = getattr(cuda, name), getattr(c, name)
         fresh = lambda: tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
         a1, a2 = fresh(), fresh()
@@ -117,6 +118,17 @@ def test_on_the_gpu_numpy_arrays_are_copied_in_and_out() -> None:
     cuda = adgen.load(str(KERNELS), modes=("forward", "reverse"), target="cuda")
     c = adgen.load(str(KERNELS), modes=("forward", "reverse"))
     _compare(cuda, c)  # sums in another order: agreement to rounding
+
+
+@needs_gpu
+def test_on_the_gpu_many_blocks_add_to_the_same_adjoints() -> None:
+    """200,000 iterations (782 blocks) add to the adjoints of the centres, the grid, the
+    weights and the cross sections: through block copies in shared memory (centersb,
+    weightb), warp-aggregated atomics, and atomics on the array itself where its copy would
+    be too large (gridb and xsb: 2,048 cells); the sums agree with the C target's."""
+    cuda = adgen.load(str(KERNELS), modes=("forward", "reverse"), target="cuda")
+    c = adgen.load(str(KERNELS), modes=("forward", "reverse"))
+    _compare(cuda, c, n=200_000, cells=2048)
 
 
 @needs_gpu
@@ -157,18 +169,28 @@ def test_generated_kernels_and_launches() -> None:
     # one kernel per prange, launched by its host function; the sum comes back through a
     # warp reduction into a device buffer
     assert "ADGEN_KERNEL xs_lookup_b_kernel0(" in text
-    assert "ADGEN_LAUNCH(xs_lookup_b_kernel0, energy_shape0, (" in text
     assert "adgen_warp_add_f64(&sums[0], total);" in text
-    # xs[lo, r] is read at a data-dependent row: its adjoint is an atomic; energy[p] belongs
-    # to the iteration: a plain increment
-    assert "ADGEN_ATOMIC_ADD(xsb[lo * xs_shape1 + r], " in text
+    # xs[lo, r] is read at a data-dependent row and weight[r] by every iteration: their
+    # adjoints are only added to, atomically, in a block copy in shared memory where it fits
+    # (the launch gives the bytes of all the copies); energy[p] belongs to the iteration: a
+    # plain increment
+    assert "size_t copy_bytes = (size_t)(weight_shape0 + grid_shape0 + xs_shape0 * " \
+        "xs_shape1) * sizeof(double);" in text
+    assert "ADGEN_LAUNCH_SHARED(xs_lookup_b_kernel0, energy_shape0, copy_bytes, (" in text
+    assert "    size_t shared_bytes = 0;\n    double *weightb_t = ADGEN_BLOCK_PRIVATE(double, " \
+        "weightb, weight_shape0, shared_bytes);\n" in text
+    assert "    double *xsb_t = ADGEN_BLOCK_PRIVATE(double, xsb, xs_shape0 * xs_shape1, " \
+        "shared_bytes);\n" in text
+    assert "ADGEN_ATOMIC_ADD(xsb_t[lo * xs_shape1 + r], " in text
+    assert "ADGEN_ATOMIC_ADD(weightb_t[r], " in text
+    assert "    ADGEN_BLOCK_PRIVATE_ADD(weightb, weightb_t, weight_shape0);\n" in text
     assert "energyb[p] += eb;" in text
     # k-means: each thread finds its point's nearest centre (the running minimum becomes the
     # index of the one it keeps) and differentiates that distance only: one kernel, no tape
     kmeans = text[text.index("ADGEN_KERNEL kmeans_cost_b_kernel0("):]
     kmeans = kmeans[:kmeans.index("\n}\n")]
     assert "k = d2 < best ? k_1 : k;" in kmeans
-    assert "ADGEN_ATOMIC_ADD(centersb[k * centers_shape1 + j], -(tb));" in kmeans
+    assert "ADGEN_ATOMIC_ADD(centersb_t[k * centers_shape1 + j], -(tb));" in kmeans
     assert "DTAPE" not in text and "kmeans_cost_b_kernel1" not in text
 
 

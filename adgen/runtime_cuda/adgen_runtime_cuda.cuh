@@ -8,6 +8,15 @@
  * the rest).  Every CUDA call is checked (ADGEN_CUDA_CHECK) and a failure names the line
  * of the generated file.
  *
+ * Adjoint kernels add to arrays other threads add to as well with ADGEN_ATOMIC_ADD: where
+ * the lanes of a warp that get there together add to one address, they sum their values by
+ * shuffles and one lane adds the sum (warp-aggregated atomics).  An array a kernel only adds
+ * to (the adjoint of a parameter every thread reads) gets a zeroed copy per block in shared
+ * memory, ADGEN_BLOCK_PRIVATE, added to the array once per block at the end
+ * (ADGEN_BLOCK_PRIVATE_ADD), while the copies take at most ADGEN_BLOCK_PRIVATE_BYTES bytes
+ * together (default 16384, in the order of the kernel) and the array has at most 4 elements
+ * per thread; other arrays are added to directly.
+ *
  * A kernel whose adjoint iteration saves values for itself (an inner loop, a call's split
  * adjoint) has a tape per thread, adgen_dtape: ADGEN_DEVICE_TAPE_BYTES bytes of local memory
  * (default 1024), pushed and popped within each iteration; a thread that would need more
@@ -29,6 +38,10 @@
 #define ADGEN_MAX_BLOCKS 65535
 #endif
 
+#ifndef ADGEN_BLOCK_PRIVATE_BYTES
+#define ADGEN_BLOCK_PRIVATE_BYTES 16384
+#endif
+
 #ifndef ADGEN_DEVICE_TAPE_BYTES
 #define ADGEN_DEVICE_TAPE_BYTES 1024
 #endif
@@ -45,7 +58,16 @@ static inline int adgen_grid(int64_t n)
 #define ADGEN_KERNEL static void
 #define ADGEN_GRID_LOOP(i, start, cond, step) for (int64_t i = (start); cond; i += (step))
 #define ADGEN_LAUNCH(kernel, n, args) kernel args
+#define ADGEN_LAUNCH_SHARED(kernel, n, bytes, args) (adgen_no_shared(bytes), kernel args)
+static inline void adgen_no_shared(size_t bytes) { (void)bytes; }
 #define ADGEN_ATOMIC_ADD(target, value) ((target) += (value))
+/* one block: the threads add to the array itself */
+static inline void *adgen_block_private(void *array, int64_t n, size_t size, size_t *used)
+{
+    (void)n, (void)size, (void)used;
+    return array;
+}
+#define ADGEN_BLOCK_PRIVATE_ADD(array, copy, n) ((void)(copy))
 
 static inline double *adgen_cuda_zeros_f64(int64_t n)
 {
@@ -78,6 +100,8 @@ typedef adgen_tape adgen_dtape;
 
 #else /* a GPU */
 
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
 #include <cuda_runtime.h>
 
 #define ADGEN_KERNEL static __global__ void
@@ -98,7 +122,69 @@ typedef adgen_tape adgen_dtape;
         kernel<<<adgen_grid(n), ADGEN_BLOCK>>> args;                            \
         ADGEN_CUDA_CHECK(cudaGetLastError());                                   \
     } while (0)
-#define ADGEN_ATOMIC_ADD(target, value) atomicAdd(&(target), (value))
+/* A launch whose kernel keeps block copies of arrays (ADGEN_BLOCK_PRIVATE) of `bytes`
+ * together in shared memory: the copies that fit in ADGEN_BLOCK_PRIVATE_BYTES. */
+#define ADGEN_LAUNCH_SHARED(kernel, n, bytes, args)                             \
+    do {                                                                        \
+        size_t adgen_bytes_ = (bytes);                                          \
+        kernel<<<adgen_grid(n), ADGEN_BLOCK,                                    \
+                 adgen_bytes_ < ADGEN_BLOCK_PRIVATE_BYTES ? adgen_bytes_ : ADGEN_BLOCK_PRIVATE_BYTES>>> args; \
+        ADGEN_CUDA_CHECK(cudaGetLastError());                                   \
+    } while (0)
+#define ADGEN_ATOMIC_ADD(target, value) adgen_atomic_add(&(target), (value))
+#define ADGEN_BLOCK_PRIVATE_ADD(array, copy, n) adgen_block_private_add(array, copy, n)
+
+/* *target += value from every thread that calls it: the lanes of a warp that call it together
+ * with the same target sum their values and one adds the sum; others add their own. */
+#define ADGEN_ATOMIC(T)                                                        \
+    static __device__ inline void adgen_atomic_add(T *target, T value)         \
+    {                                                                          \
+        namespace cg = cooperative_groups;                                     \
+        cg::coalesced_group lanes = cg::coalesced_threads();                   \
+        unsigned long long first = lanes.shfl((unsigned long long)target, 0);  \
+        if (lanes.size() > 1 && lanes.all(first == (unsigned long long)target)) { \
+            value = cg::reduce(lanes, value, cg::plus<T>());                   \
+            if (lanes.thread_rank() == 0)                                      \
+                atomicAdd(target, value);                                      \
+        } else {                                                               \
+            atomicAdd(target, value);                                          \
+        }                                                                      \
+    }
+ADGEN_ATOMIC(double)
+ADGEN_ATOMIC(float)
+
+/* The block's zeroed copy of the n elements (of `size` bytes) of `array`, in its shared
+ * memory after the `*used` bytes of the copies before it, when they fit together in
+ * ADGEN_BLOCK_PRIVATE_BYTES and the array has at most 4 elements per thread of the block
+ * (zeroing the copy and adding it to the array cost less than the atomics it saves); else
+ * the array itself.  Called by every thread of the block. */
+static __device__ inline void *adgen_block_private(void *array, int64_t n, size_t size,
+                                                   size_t *used)
+{
+    extern __shared__ double adgen_shared[];
+    size_t bytes = (size_t)n * size;
+    if (*used + bytes > ADGEN_BLOCK_PRIVATE_BYTES || n > 4 * (int64_t)blockDim.x)
+        return array;
+    unsigned char *copy = (unsigned char *)adgen_shared + *used;
+    *used += bytes;
+    for (size_t e = threadIdx.x; e < bytes; e += blockDim.x)
+        copy[e] = 0;
+    __syncthreads();
+    return copy;
+}
+/* Adds the block's copy to the array (nothing when the copy is the array). */
+#define ADGEN_BLOCK_PRIVATE_ADD_TYPE(T)                                        \
+    static __device__ inline void adgen_block_private_add(T *array, T *copy, int64_t n) \
+    {                                                                          \
+        if (copy == array)                                                     \
+            return;                                                            \
+        __syncthreads();                                                       \
+        for (int64_t e = threadIdx.x; e < n; e += blockDim.x)                  \
+            if (copy[e] != 0)                                                  \
+                atomicAdd(&array[e], copy[e]);                                 \
+    }
+ADGEN_BLOCK_PRIVATE_ADD_TYPE(double)
+ADGEN_BLOCK_PRIVATE_ADD_TYPE(float)
 
 #define ADGEN_ZEROS(T, S)                                                      \
     static inline T *adgen_cuda_zeros_##S(int64_t n)                           \
@@ -162,6 +248,10 @@ ADGEN_HD static inline void adgen_dtape_full(void)
     }
 
 #endif
+
+/* The block's copy of an array its threads only add to (or the array itself). */
+#define ADGEN_BLOCK_PRIVATE(T, array, n, used)                                  \
+    ((T *)adgen_block_private((array), (n), sizeof(T), &(used)))
 
 ADGEN_FETCH(double, f64)
 ADGEN_FETCH(float, f32)

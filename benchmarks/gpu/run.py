@@ -12,6 +12,9 @@ Problems (examples/kernels.py and examples/mixture.py), f32:
 
 Ratios are derivative time / primal time within one run, medians of --reps repetitions;
 adgen/torch is adgen's derivative time over PyTorch's.  No timing is asserted anywhere.
+"vs CPU" is the largest relative difference (in norm) between the tangent and adjoint
+results of the device and those of the CPU emulation at the benchmark's size, where many
+blocks add to the same adjoint arrays; over 1e-3 fails the run.
 """
 
 from __future__ import annotations
@@ -111,26 +114,52 @@ def _torch_rows(name: str, args: tuple, reps: int) -> dict[str, float] | None:
     return {"primal": primal, "adjoint": _median(backward, sync, reps)}
 
 
-def _raw_call(f: Any, mode: str, host: tuple, to_device: Callable[[np.ndarray], Any],
-              rng: np.random.Generator) -> Callable[[], Any]:
-    """One call of the generated function of ``mode`` with every array already on the device
-    (inputs, and random tangents or adjoints of their shapes): kernels and launches only."""
+def _arguments(f: Any, mode: str, host: tuple, seed: int) -> dict[str, Any]:
+    """The arguments of the generated function of ``mode``, by C name, on the host: the
+    inputs ``host``, and random tangents or adjoints of their shapes (from ``seed``)."""
     from adgen.transpile.emit.signature import root_param
     from adgen.transpile.ir.types import ArrayType
 
-    call = f._calls[mode]
-    fn = call.fn
+    rng = np.random.default_rng(seed)
+    fn = f._calls[mode].fn
     primal = dict(zip(f.param_names, host))
     values: dict[str, Any] = {}
     for name, v in zip(fn.param_names, fn.params):
         if name in primal:
-            values[name] = to_device(primal[name]) if isinstance(v.type, ArrayType) else primal[name]
+            values[name] = primal[name].copy() if isinstance(v.type, ArrayType) else primal[name]
         elif isinstance(v.type, ArrayType):
             like = primal[root_param(fn, name)]
-            values[name] = to_device(rng.standard_normal(like.shape).astype(like.dtype))
+            values[name] = rng.standard_normal(like.shape).astype(like.dtype)
         else:
             values[name] = 1.0
-    return lambda: call(values)
+    return values
+
+
+def _raw_call(f: Any, mode: str, values: dict[str, Any],
+              to_device: Callable[[np.ndarray], Any]) -> tuple[Callable[[], Any], dict[str, Any]]:
+    """One call of the generated function of ``mode`` with every array already on the device:
+    kernels and launches only; and the arguments it reads and writes."""
+    placed = {name: to_device(v) if isinstance(v, np.ndarray) else v
+              for name, v in values.items()}
+    call = f._calls[mode]
+    return (lambda: call(placed)), placed
+
+
+def _agreement(device: Any, host: Any, mode: str, args: tuple,
+               to_device: Callable[[np.ndarray], Any], to_host: Callable[[Any], np.ndarray]) -> float:
+    """The largest relative difference (in norm, over the arrays it writes and its result)
+    between one call of ``mode`` on the device and the same call in the CPU emulation, at a
+    benchmark's size: the atomics and block copies of many blocks at work."""
+    values = _arguments(device, mode, args, seed=1)
+    run, placed = _raw_call(device, mode, values, to_device)
+    got, _ = run()
+    expect, _ = host._calls[mode](values)
+    worst = 0.0 if got is None else abs(got - expect) / max(abs(expect), 1e-30)
+    for name, v in placed.items():
+        if isinstance(values[name], np.ndarray):
+            a, b = to_host(v).astype(np.float64), values[name].astype(np.float64)
+            worst = max(worst, float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30)))
+    return worst
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -162,36 +191,56 @@ def main(argv: list[str] | None = None) -> int:
              "xs_lookup": (1 << 20,) if not args.emulate else (1000,),
              "gmm": (1 << 18,) if not args.emulate else (500,),
              "kmeans_cost": (1 << 18,) if not args.emulate else (500,)}
-    loaded = {path: adgen.load(str(path), modes=("forward", "reverse"), target="cuda",
-                               emulate=args.emulate, precision="f32")
-              for path in (KERNELS, MIXTURE)}
+    def load(emulate: bool) -> dict[Path, Any]:
+        return {path: adgen.load(str(path), modes=("forward", "reverse"), target="cuda",
+                                 emulate=emulate, precision="f32") for path in (KERNELS, MIXTURE)}
+    loaded = load(args.emulate)
+    emulated = loaded if args.emulate else load(True)
     sync: Callable[[], None] = lambda: None
     to_device: Callable[[np.ndarray], Any]
+    to_host: Callable[[Any], np.ndarray]
     if not args.emulate:
         try:
             import cupy
 
             def to_device(a: np.ndarray) -> Any:
                 return cupy.asarray(a)
+
+            def to_host(a: Any) -> np.ndarray:
+                return cupy.asnumpy(a)
             sync = cupy.cuda.Device().synchronize
         except ImportError:
             import torch
 
             def to_device(a: np.ndarray) -> Any:
                 return torch.as_tensor(a, device="cuda")
+
+            def to_host(a: Any) -> np.ndarray:
+                return a.cpu().numpy()
             sync = torch.cuda.synchronize
     else:
         def to_device(a: np.ndarray) -> Any:
+            return a.copy()
+
+        def to_host(a: Any) -> np.ndarray:
             return a
     rng = np.random.default_rng(0)
     print(f"\n{'problem':12} {'size':>8} {'primal ms':>10} {'tangent/p':>10} {'adjoint/p':>10} "
-          f"{'torch adj/p':>12} {'adgen/torch':>12}")
+          f"{'torch adj/p':>12} {'adgen/torch':>12} {'vs CPU':>8}")
     for name, ns in sizes.items():
-        f = getattr(loaded[MIXTURE], "loglik") if name == "gmm" else getattr(loaded[KERNELS], name)
+        fname = "loglik" if name == "gmm" else name
+        where = MIXTURE if name == "gmm" else KERNELS
+        f, on_cpu = getattr(loaded[where], fname), getattr(emulated[where], fname)
         for n in ns:
             host = _inputs(name, n, np.float32, rng)
-            times = {mode: _median(_raw_call(f, mode, host, to_device, rng), sync, args.reps)
+            times = {mode: _median(_raw_call(f, mode, _arguments(f, mode, host, seed=0),
+                                             to_device)[0], sync, args.reps)
                      for mode in ("primal", "forward", "reverse")}
+            # the device's results against the emulation's at this size (f32 sums in another
+            # order: a few 1e-5 apart)
+            agree = max(_agreement(f, on_cpu, mode, host, to_device, to_host)
+                        for mode in ("forward", "reverse"))
+            failed |= not agree < 1e-3
             primal = times["primal"]
             torch_rows = None if args.emulate else _torch_rows(name, host, args.reps)
             peer = f"{torch_rows['adjoint'] / torch_rows['primal']:12.2f}" if torch_rows else \
@@ -199,10 +248,11 @@ def main(argv: list[str] | None = None) -> int:
             versus = f"{times['reverse'] / torch_rows['adjoint']:12.2f}" if torch_rows else \
                 f"{'-':>12}"
             print(f"{name:12} {n:8d} {primal * 1e3:10.3f} {times['forward'] / primal:10.2f} "
-                  f"{times['reverse'] / primal:10.2f} {peer} {versus}")
+                  f"{times['reverse'] / primal:10.2f} {peer} {versus} {agree:8.1e}")
             records.append({"problem": name, "size": n, "primal_s": primal,
                             "tangent_ratio": times["forward"] / primal,
-                            "adjoint_ratio": times["reverse"] / primal, "torch": torch_rows})
+                            "adjoint_ratio": times["reverse"] / primal, "torch": torch_rows,
+                            "relative_difference_to_emulation": agree})
     if args.json:
         Path(args.json).write_text(json.dumps(records, indent=1))
     return 1 if failed else 0

@@ -715,15 +715,17 @@ class FunctionEmitter(Variables):
                                          "CUDA target yet (sum a float)")
         outer = (self.lines, self.atomic_arrays)
         self.lines = []
-        atomic, privatized = self.share(op)
+        atomic, privatized = self.share(op, anywhere=True)
         self.atomic_arrays = atomic | {id(a) for a in privatized}
+        copies, bytes_ = self.block_copies(privatized)
         tape = "thread_tape" if self.uses_tape_in(op) else None
         self.thread_tape = tape  # each iteration pops what it pushes: a tape per thread
         self.region(op.body, 2)
         self.thread_tape = None
+        copy_names = {id(a): self.private_names.pop(id(a)) for a in privatized}
         body, (self.lines, self.atomic_arrays) = self.lines, outer
         loop = f"ADGEN_GRID_LOOP({iv}, {lo}, {cond}, {s}) {{"
-        code = re.sub(r"/\*.*?\*/", "", "\n".join(body + [loop]), flags=re.S)
+        code = re.sub(r"/\*.*?\*/", "", "\n".join(copies + body + [loop]), flags=re.S)
         used = set(re.findall(r"(?<![\w.])[A-Za-z_]\w*", code)) & known - {v.name for v in sums}
         params = [f"{p.ctype}{'' if p.ctype.endswith('*') else ' '}{p.name}"
                   for p in self.sig.params if p.name in used and p.source[0] != "tape"]
@@ -744,34 +746,74 @@ class FunctionEmitter(Variables):
         text = [f"/* {where}: {src} one thread per iteration */", *note_lines(op),
                 f"ADGEN_KERNEL {name}({', '.join(params)})", "{"]
         text += [f"    {var.ctype} {var.name} = 0;" for var in sums]
+        text += ["    " + line for line in copies]
         if tape:
             text.append(f"    ADGEN_DTAPE({tape});")
         text += ["    " + loop, *body, "    }"]
         if tape:
             text.append(f"    ADGEN_DTAPE_FREE({tape});")
+        for a in privatized:
+            array = self.var_of[id(a)].name
+            text.append(f"    ADGEN_BLOCK_PRIVATE_ADD({array}, {copy_names[id(a)]}, "
+                        f"{self.element_count(a)});")
         for ctype, members in groups.items():
             text += [f"    adgen_warp_add_{SUFFIX[ctype]}(&{buffers[ctype]}[{k}], {var.name});"
                      for k, var in enumerate(members)]
         text.append("}")
         self.kernels.append("\n".join(text))
-        # the launch
-        if not groups:
-            self.emit(f"ADGEN_LAUNCH({name}, {count}, ({', '.join(args)}));", depth)
-            return
-        self.emit("{", depth)
+        # the launch: in a block of its own when it declares the bytes of the block copies
+        # or the sums' buffers
+        launch = f"ADGEN_LAUNCH({name}, {count}, "
+        block = bool(privatized or groups)
+        if block:
+            self.emit("{", depth)
+        inner = depth + block
+        if privatized:
+            shared = self.fresh_name("copy_bytes")
+            self.emit(f"size_t {shared} = {bytes_};  /* the block copies in shared memory */",
+                      inner)
+            launch = f"ADGEN_LAUNCH_SHARED({name}, {count}, {shared}, "
         for ctype, members in groups.items():
             self.emit(f"{ctype} *{buffers[ctype]} = adgen_cuda_zeros_{SUFFIX[ctype]}"
-                      f"({len(members)});", depth + 1)
-        self.emit(f"ADGEN_LAUNCH({name}, {count}, ({', '.join(args + list(buffers.values()))}));",
-                  depth + 1)
+                      f"({len(members)});", inner)
+        self.emit(f"{launch}({', '.join(args + list(buffers.values()))}));", inner)
         for ctype, members in groups.items():
             host = self.fresh_name(buffers[ctype] + "_host")
-            self.emit(f"{ctype} {host}[{len(members)}];", depth + 1)
+            self.emit(f"{ctype} {host}[{len(members)}];", inner)
             self.emit(f"adgen_cuda_fetch_{SUFFIX[ctype]}({host}, {buffers[ctype]}, "
-                      f"{len(members)});", depth + 1)
+                      f"{len(members)});", inner)
             for k, var in enumerate(members):
-                self.emit(f"{var.name} = {var.name} + {host}[{k}];", depth + 1)
-        self.emit("}", depth)
+                self.emit(f"{var.name} = {var.name} + {host}[{k}];", inner)
+        if block:
+            self.emit("}", depth)
+
+    def block_copies(self, arrays: list[Value]) -> tuple[list[str], str]:
+        """The declarations of the block copies in shared memory of ``arrays``, which a
+        kernel only adds to (``ADGEN_BLOCK_PRIVATE``; doubles first so that every copy is
+        aligned, vectors before matrices so that small ones come first: sorts ``arrays`` so),
+        and the bytes of all of them.  Sets their names in ``private_names``."""
+        if not arrays:
+            return [], "0"
+        arrays.sort(key=lambda a: (self.var_of[id(a)].ctype != "double",
+                                   len(self.shapes[id(a)])))
+        ordered = arrays
+        used = self.fresh_name("shared_bytes")
+        lines = [f"size_t {used} = 0;"]
+        counts: dict[str, dict[str, int]] = {}  # C type -> element count -> arrays of it
+        for a in ordered:
+            var = self.var_of[id(a)]
+            count = self.element_count(a)
+            copy = self.private_names[id(a)] = self.fresh_name(var.name + "_t")
+            lines.append(f"{var.ctype} *{copy} = ADGEN_BLOCK_PRIVATE({var.ctype}, {var.name}, "
+                         f"{count}, {used});")
+            by_count = counts.setdefault(var.ctype, {})
+            by_count[count] = by_count.get(count, 0) + 1
+        terms = []
+        for ctype, by_count in counts.items():
+            elements = " + ".join(c if k == 1 else f"{k} * {_atom(c)}"
+                                  for c, k in by_count.items())
+            terms.append(f"(size_t){_atom(elements)} * sizeof({ctype})")
+        return lines, " + ".join(terms)
 
     def element_count(self, array: Value) -> str:
         at = array.type
@@ -779,13 +821,14 @@ class FunctionEmitter(Variables):
         dims = list(self.shapes[id(array)]) + ([self.nbdirs] if at.vector and self.nbdirs else [])
         return " * ".join(d if d.isidentifier() or d.isdigit() else f"({d})" for d in dims)
 
-    def share(self, loop: For) -> tuple[set[int], list[Value]]:
+    def share(self, loop: For, anywhere: bool = False) -> tuple[set[int], list[Value]]:
         """The arrays that iterations of the parallel ``loop`` may share, split in two: those
         whose increments are atomic (some access is not at the iteration's own index, the
         loop variable as first index, or a call gets the array), and those privatized: only
         incremented, somewhere at indices that do not depend on the iteration (the adjoint of
-        a parameter every iteration reads), so that atomics would all collide there.  Arrays only
-        indexed by the loop variable first belong to one iteration each."""
+        a parameter every iteration reads), so that atomics would all collide there; with
+        ``anywhere``, at any indices (a CUDA block's copy in shared memory, where small).
+        Arrays only indexed by the loop variable first belong to one iteration each."""
         iv = loop.body.args[0]
         shared: dict[int, Value] = {}
         called: set[int] = set()
@@ -809,7 +852,8 @@ class FunctionEmitter(Variables):
             if key not in called and stores and len(loads) == len(stores) and \
                     all(self.increment_of(s) is not None for s in stores) and \
                     all(id(ld.results[0]) in self.inlined for ld in loads) and \
-                    any(not any(id(i) in varies for i in s.operands[1:-1]) for s in stores) and \
+                    (anywhere or any(not any(id(i) in varies for i in s.operands[1:-1])
+                                     for s in stores)) and \
                     elem_of(array.type).name in ("f64", "f32"):
                 privatized.append(array)
         return set(shared) - {id(a) for a in privatized}, privatized

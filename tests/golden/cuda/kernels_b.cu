@@ -160,9 +160,13 @@ void hm_lstm_b(const double *z, double *zb, int64_t z_shape0, int64_t z_shape1, 
 }
 
 /* kernels.py:34: for p in prange(len(energy)): one thread per iteration */
-ADGEN_KERNEL xs_lookup_b_kernel0(const double *energy, double *energyb, int64_t energy_shape0, const double *grid, double *gridb, int64_t grid_shape0, const double *xs, double *xsb, int64_t xs_shape1, const double *weight, double *weightb, double *sigma, double *sigmab, double retb, double *sums)
+ADGEN_KERNEL xs_lookup_b_kernel0(const double *energy, double *energyb, int64_t energy_shape0, const double *grid, double *gridb, int64_t grid_shape0, const double *xs, double *xsb, int64_t xs_shape0, int64_t xs_shape1, const double *weight, double *weightb, int64_t weight_shape0, double *sigma, double *sigmab, double retb, double *sums)
 {
     double total = 0;
+    size_t shared_bytes = 0;
+    double *weightb_t = ADGEN_BLOCK_PRIVATE(double, weightb, weight_shape0, shared_bytes);
+    double *gridb_t = ADGEN_BLOCK_PRIVATE(double, gridb, grid_shape0, shared_bytes);
+    double *xsb_t = ADGEN_BLOCK_PRIVATE(double, xsb, xs_shape0 * xs_shape1, shared_bytes);
     ADGEN_GRID_LOOP(p, 0, p < energy_shape0, 1) {
         /* kernels.py:35: e = energy[p] */
         double e = energy[p];
@@ -221,33 +225,35 @@ ADGEN_KERNEL xs_lookup_b_kernel0(const double *energy, double *energyb, int64_t 
             double xs_lo_r = xs[lo * xs_shape1 + r];
             double xs_hi_r = xs[hi * xs_shape1 + r];
             double tmp_2 = weight[r] * accb;
-            ADGEN_ATOMIC_ADD(xsb[hi * xs_shape1 + r], t * tmp_2);
-            ADGEN_ATOMIC_ADD(xsb[lo * xs_shape1 + r], tmp_1 * tmp_2);
-            ADGEN_ATOMIC_ADD(weightb[r], (tmp_1 * xs_lo_r + t * xs_hi_r) * accb);
+            ADGEN_ATOMIC_ADD(xsb_t[hi * xs_shape1 + r], t * tmp_2);
+            ADGEN_ATOMIC_ADD(xsb_t[lo * xs_shape1 + r], tmp_1 * tmp_2);
+            ADGEN_ATOMIC_ADD(weightb_t[r], (tmp_1 * xs_lo_r + t * xs_hi_r) * accb);
             tb = tb + xs_hi_r * tmp_2 - xs_lo_r * tmp_2;
         }
         /* kernels.py:44: t = (e - grid[lo]) / (grid[hi] - grid[lo]) */
         double eb = 1.0 / tmp * tb;
         double tmp_3 = t / tmp * tb;
-        ADGEN_ATOMIC_ADD(gridb[hi], -(tmp_3));
-        ADGEN_ATOMIC_ADD(gridb[lo], tmp_3 - eb);
+        ADGEN_ATOMIC_ADD(gridb_t[hi], -(tmp_3));
+        ADGEN_ATOMIC_ADD(gridb_t[lo], tmp_3 - eb);
         /* kernels.py:35: e = energy[p] */
         energyb[p] += eb;
         total = total + acc;
     }
+    ADGEN_BLOCK_PRIVATE_ADD(weightb, weightb_t, weight_shape0);
+    ADGEN_BLOCK_PRIVATE_ADD(gridb, gridb_t, grid_shape0);
+    ADGEN_BLOCK_PRIVATE_ADD(xsb, xsb_t, xs_shape0 * xs_shape1);
     adgen_warp_add_f64(&sums[0], total);
 }
 
 double xs_lookup_b(const double *energy, double *energyb, int64_t energy_shape0, const double *grid, double *gridb, int64_t grid_shape0, const double *xs, double *xsb, int64_t xs_shape0, int64_t xs_shape1, const double *weight, double *weightb, int64_t weight_shape0, double *sigma, double *sigmab, int64_t sigma_shape0, double retb)
 {
-    (void)xs_shape0;
-    (void)weight_shape0;
     (void)sigma_shape0;
     /* kernels.py:34: for p in prange(len(energy)): */
     double total = 0.0;
     {
+        size_t copy_bytes = (size_t)(weight_shape0 + grid_shape0 + xs_shape0 * xs_shape1) * sizeof(double);  /* the block copies in shared memory */
         double *sums = adgen_cuda_zeros_f64(1);
-        ADGEN_LAUNCH(xs_lookup_b_kernel0, energy_shape0, (energy, energyb, energy_shape0, grid, gridb, grid_shape0, xs, xsb, xs_shape1, weight, weightb, sigma, sigmab, retb, sums));
+        ADGEN_LAUNCH_SHARED(xs_lookup_b_kernel0, energy_shape0, copy_bytes, (energy, energyb, energy_shape0, grid, gridb, grid_shape0, xs, xsb, xs_shape0, xs_shape1, weight, weightb, weight_shape0, sigma, sigmab, retb, sums));
         double sums_host[1];
         adgen_cuda_fetch_f64(sums_host, sums, 1);
         total = total + sums_host[0];
@@ -261,6 +267,8 @@ double xs_lookup_b(const double *energy, double *energyb, int64_t energy_shape0,
 ADGEN_KERNEL kmeans_cost_b_kernel0(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1, const double *centers, double *centersb, int64_t centers_shape0, int64_t centers_shape1, double retb, double *sums)
 {
     double total = 0;
+    size_t shared_bytes = 0;
+    double *centersb_t = ADGEN_BLOCK_PRIVATE(double, centersb, centers_shape0 * centers_shape1, shared_bytes);
     ADGEN_GRID_LOOP(i, 0, i < x_shape0, 1) {
         /* kernels.py:60: for k in range(centers.shape[0]): */
         double best = 1e+300;
@@ -310,12 +318,13 @@ ADGEN_KERNEL kmeans_cost_b_kernel0(const double *x, double *xb, int64_t x_shape0
                 /* kernels.py:64: d2 += t * t */
                 double tb = 2.0 * (x[i * x_shape1 + j] - centers[k * centers_shape1 + j]) * retb;
                 /* kernels.py:63: t = x[i, j] - centers[k, j] */
-                ADGEN_ATOMIC_ADD(centersb[k * centers_shape1 + j], -(tb));
+                ADGEN_ATOMIC_ADD(centersb_t[k * centers_shape1 + j], -(tb));
                 xb[i * x_shape1 + j] += tb;
             }
         }
         total = total + best;
     }
+    ADGEN_BLOCK_PRIVATE_ADD(centersb, centersb_t, centers_shape0 * centers_shape1);
     adgen_warp_add_f64(&sums[0], total);
 }
 
@@ -324,8 +333,9 @@ double kmeans_cost_b(const double *x, double *xb, int64_t x_shape0, int64_t x_sh
     /* kernels.py:58: for i in prange(x.shape[0]): */
     double total = 0.0;
     {
+        size_t copy_bytes = (size_t)(centers_shape0 * centers_shape1) * sizeof(double);  /* the block copies in shared memory */
         double *sums = adgen_cuda_zeros_f64(1);
-        ADGEN_LAUNCH(kmeans_cost_b_kernel0, x_shape0, (x, xb, x_shape0, x_shape1, centers, centersb, centers_shape0, centers_shape1, retb, sums));
+        ADGEN_LAUNCH_SHARED(kmeans_cost_b_kernel0, x_shape0, copy_bytes, (x, xb, x_shape0, x_shape1, centers, centersb, centers_shape0, centers_shape1, retb, sums));
         double sums_host[1];
         adgen_cuda_fetch_f64(sums_host, sums, 1);
         total = total + sums_host[0];

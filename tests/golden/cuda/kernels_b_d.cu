@@ -241,9 +241,16 @@ void hm_lstm_b_d(const double *z, const double *zd, double *zb, double *zbd, int
 }
 
 /* kernels.py:34: for p in prange(len(energy)): one thread per iteration */
-ADGEN_KERNEL xs_lookup_b_d_kernel0(const double *energy, const double *energyd, double *energyb, double *energybd, int64_t energy_shape0, const double *grid, const double *gridd, double *gridb, double *gridbd, int64_t grid_shape0, const double *xs, const double *xsd, double *xsb, double *xsbd, int64_t xs_shape1, const double *weight, const double *weightd, double *weightb, double *weightbd, double *sigma, double *sigmad, double *sigmab, double *sigmabd, double retb, double *sums)
+ADGEN_KERNEL xs_lookup_b_d_kernel0(const double *energy, const double *energyd, double *energyb, double *energybd, int64_t energy_shape0, const double *grid, const double *gridd, double *gridb, double *gridbd, int64_t grid_shape0, const double *xs, const double *xsd, double *xsb, double *xsbd, int64_t xs_shape0, int64_t xs_shape1, const double *weight, const double *weightd, double *weightb, double *weightbd, int64_t weight_shape0, double *sigma, double *sigmad, double *sigmab, double *sigmabd, double retb, double *sums)
 {
     double total = 0;
+    size_t shared_bytes = 0;
+    double *weightb_t = ADGEN_BLOCK_PRIVATE(double, weightb, weight_shape0, shared_bytes);
+    double *weightbd_t = ADGEN_BLOCK_PRIVATE(double, weightbd, weight_shape0, shared_bytes);
+    double *gridb_t = ADGEN_BLOCK_PRIVATE(double, gridb, grid_shape0, shared_bytes);
+    double *gridbd_t = ADGEN_BLOCK_PRIVATE(double, gridbd, grid_shape0, shared_bytes);
+    double *xsb_t = ADGEN_BLOCK_PRIVATE(double, xsb, xs_shape0 * xs_shape1, shared_bytes);
+    double *xsbd_t = ADGEN_BLOCK_PRIVATE(double, xsbd, xs_shape0 * xs_shape1, shared_bytes);
     ADGEN_GRID_LOOP(p, 0, p < energy_shape0, 1) {
         /* kernels.py:35: e = energy[p] */
         double e = energy[p];
@@ -314,12 +321,12 @@ ADGEN_KERNEL xs_lookup_b_d_kernel0(const double *energy, const double *energyd, 
             double tmp_5 = weight[r] * accb;
             double tmp_6 = accb * weightd[r];
             double tmp_7 = tmp_5 * td;
-            ADGEN_ATOMIC_ADD(xsb[hi * xs_shape1 + r], t * tmp_5);
-            ADGEN_ATOMIC_ADD(xsbd[hi * xs_shape1 + r], tmp_7 + t * tmp_6);
-            ADGEN_ATOMIC_ADD(xsb[lo * xs_shape1 + r], tmp_4 * tmp_5);
-            ADGEN_ATOMIC_ADD(xsbd[lo * xs_shape1 + r], -tmp_7 + tmp_4 * tmp_6);
-            ADGEN_ATOMIC_ADD(weightb[r], (tmp_4 * xs_lo_r + t * xs_hi_r) * accb);
-            ADGEN_ATOMIC_ADD(weightbd[r], accb * (-(xs_lo_r * td) + tmp_4 * xsd_lo_r + (xs_hi_r * td + t * xsd_hi_r)));
+            ADGEN_ATOMIC_ADD(xsb_t[hi * xs_shape1 + r], t * tmp_5);
+            ADGEN_ATOMIC_ADD(xsbd_t[hi * xs_shape1 + r], tmp_7 + t * tmp_6);
+            ADGEN_ATOMIC_ADD(xsb_t[lo * xs_shape1 + r], tmp_4 * tmp_5);
+            ADGEN_ATOMIC_ADD(xsbd_t[lo * xs_shape1 + r], -tmp_7 + tmp_4 * tmp_6);
+            ADGEN_ATOMIC_ADD(weightb_t[r], (tmp_4 * xs_lo_r + t * xs_hi_r) * accb);
+            ADGEN_ATOMIC_ADD(weightbd_t[r], accb * (-(xs_lo_r * td) + tmp_4 * xsd_lo_r + (xs_hi_r * td + t * xsd_hi_r)));
             tb = tb + xs_hi_r * tmp_5 - xs_lo_r * tmp_5;
             tbd = tbd + (tmp_5 * xsd_hi_r + xs_hi_r * tmp_6) - (tmp_5 * xsd_lo_r + xs_lo_r * tmp_6);
         }
@@ -328,28 +335,33 @@ ADGEN_KERNEL xs_lookup_b_d_kernel0(const double *energy, const double *energyd, 
         double ebd = -(tb * (tmp_2 / tmp * tmp_1)) + tmp_2 * tbd;
         double tmp_8 = tmp_3 * tb;
         double tmp_9 = tb * (tmp_2 * td - tmp_3 / tmp * tmp_1) + tmp_3 * tbd;
-        ADGEN_ATOMIC_ADD(gridb[hi], -(tmp_8));
-        ADGEN_ATOMIC_ADD(gridbd[hi], -(tmp_9));
-        ADGEN_ATOMIC_ADD(gridb[lo], tmp_8 - eb);
-        ADGEN_ATOMIC_ADD(gridbd[lo], tmp_9 - ebd);
+        ADGEN_ATOMIC_ADD(gridb_t[hi], -(tmp_8));
+        ADGEN_ATOMIC_ADD(gridbd_t[hi], -(tmp_9));
+        ADGEN_ATOMIC_ADD(gridb_t[lo], tmp_8 - eb);
+        ADGEN_ATOMIC_ADD(gridbd_t[lo], tmp_9 - ebd);
         /* kernels.py:35: e = energy[p] */
         energyb[p] += eb;
         energybd[p] += ebd;
         total = total + acc;
     }
+    ADGEN_BLOCK_PRIVATE_ADD(weightb, weightb_t, weight_shape0);
+    ADGEN_BLOCK_PRIVATE_ADD(weightbd, weightbd_t, weight_shape0);
+    ADGEN_BLOCK_PRIVATE_ADD(gridb, gridb_t, grid_shape0);
+    ADGEN_BLOCK_PRIVATE_ADD(gridbd, gridbd_t, grid_shape0);
+    ADGEN_BLOCK_PRIVATE_ADD(xsb, xsb_t, xs_shape0 * xs_shape1);
+    ADGEN_BLOCK_PRIVATE_ADD(xsbd, xsbd_t, xs_shape0 * xs_shape1);
     adgen_warp_add_f64(&sums[0], total);
 }
 
 double xs_lookup_b_d(const double *energy, const double *energyd, double *energyb, double *energybd, int64_t energy_shape0, const double *grid, const double *gridd, double *gridb, double *gridbd, int64_t grid_shape0, const double *xs, const double *xsd, double *xsb, double *xsbd, int64_t xs_shape0, int64_t xs_shape1, const double *weight, const double *weightd, double *weightb, double *weightbd, int64_t weight_shape0, double *sigma, double *sigmad, double *sigmab, double *sigmabd, int64_t sigma_shape0, double retb)
 {
-    (void)xs_shape0;
-    (void)weight_shape0;
     (void)sigma_shape0;
     /* kernels.py:34: for p in prange(len(energy)): */
     double total = 0.0;
     {
+        size_t copy_bytes = (size_t)(2 * weight_shape0 + 2 * grid_shape0 + 2 * (xs_shape0 * xs_shape1)) * sizeof(double);  /* the block copies in shared memory */
         double *sums = adgen_cuda_zeros_f64(1);
-        ADGEN_LAUNCH(xs_lookup_b_d_kernel0, energy_shape0, (energy, energyd, energyb, energybd, energy_shape0, grid, gridd, gridb, gridbd, grid_shape0, xs, xsd, xsb, xsbd, xs_shape1, weight, weightd, weightb, weightbd, sigma, sigmad, sigmab, sigmabd, retb, sums));
+        ADGEN_LAUNCH_SHARED(xs_lookup_b_d_kernel0, energy_shape0, copy_bytes, (energy, energyd, energyb, energybd, energy_shape0, grid, gridd, gridb, gridbd, grid_shape0, xs, xsd, xsb, xsbd, xs_shape0, xs_shape1, weight, weightd, weightb, weightbd, weight_shape0, sigma, sigmad, sigmab, sigmabd, retb, sums));
         double sums_host[1];
         adgen_cuda_fetch_f64(sums_host, sums, 1);
         total = total + sums_host[0];
@@ -363,6 +375,9 @@ double xs_lookup_b_d(const double *energy, const double *energyd, double *energy
 ADGEN_KERNEL kmeans_cost_b_d_kernel0(const double *x, const double *xd, double *xb, double *xbd, int64_t x_shape0, int64_t x_shape1, const double *centers, const double *centersd, double *centersb, double *centersbd, int64_t centers_shape0, int64_t centers_shape1, double retb, double *sums)
 {
     double total = 0;
+    size_t shared_bytes = 0;
+    double *centersb_t = ADGEN_BLOCK_PRIVATE(double, centersb, centers_shape0 * centers_shape1, shared_bytes);
+    double *centersbd_t = ADGEN_BLOCK_PRIVATE(double, centersbd, centers_shape0 * centers_shape1, shared_bytes);
     ADGEN_GRID_LOOP(i, 0, i < x_shape0, 1) {
         /* kernels.py:60: for k in range(centers.shape[0]): */
         double best = 1e+300;
@@ -413,14 +428,16 @@ ADGEN_KERNEL kmeans_cost_b_d_kernel0(const double *x, const double *xd, double *
                 double tb = 2.0 * (x[i * x_shape1 + j] - centers[k * centers_shape1 + j]) * retb;
                 double tbd = retb * (2.0 * (xd[i * x_shape1 + j] - centersd[k * centers_shape1 + j]));
                 /* kernels.py:63: t = x[i, j] - centers[k, j] */
-                ADGEN_ATOMIC_ADD(centersb[k * centers_shape1 + j], -(tb));
-                ADGEN_ATOMIC_ADD(centersbd[k * centers_shape1 + j], -(tbd));
+                ADGEN_ATOMIC_ADD(centersb_t[k * centers_shape1 + j], -(tb));
+                ADGEN_ATOMIC_ADD(centersbd_t[k * centers_shape1 + j], -(tbd));
                 xb[i * x_shape1 + j] += tb;
                 xbd[i * x_shape1 + j] += tbd;
             }
         }
         total = total + best;
     }
+    ADGEN_BLOCK_PRIVATE_ADD(centersb, centersb_t, centers_shape0 * centers_shape1);
+    ADGEN_BLOCK_PRIVATE_ADD(centersbd, centersbd_t, centers_shape0 * centers_shape1);
     adgen_warp_add_f64(&sums[0], total);
 }
 
@@ -429,8 +446,9 @@ double kmeans_cost_b_d(const double *x, const double *xd, double *xb, double *xb
     /* kernels.py:58: for i in prange(x.shape[0]): */
     double total = 0.0;
     {
+        size_t copy_bytes = (size_t)(2 * (centers_shape0 * centers_shape1)) * sizeof(double);  /* the block copies in shared memory */
         double *sums = adgen_cuda_zeros_f64(1);
-        ADGEN_LAUNCH(kmeans_cost_b_d_kernel0, x_shape0, (x, xd, xb, xbd, x_shape0, x_shape1, centers, centersd, centersb, centersbd, centers_shape0, centers_shape1, retb, sums));
+        ADGEN_LAUNCH_SHARED(kmeans_cost_b_d_kernel0, x_shape0, copy_bytes, (x, xd, xb, xbd, x_shape0, x_shape1, centers, centersd, centersb, centersbd, centers_shape0, centers_shape1, retb, sums));
         double sums_host[1];
         adgen_cuda_fetch_f64(sums_host, sums, 1);
         total = total + sums_host[0];
