@@ -93,7 +93,8 @@ def test_what_runs_in_parallel() -> None:
     # smooth's adjoint: each iteration adds to its neighbours' adjoints, atomically; the
     # adjoint of c is a sum; the adjoint of s (the same in every iteration) is shared
     smooth = adjoint[adjoint.index("double smooth_b("):]
-    assert "ADGEN_OMP(omp parallel for reduction(+: cb_1))" in smooth
+    # (the forward loop fuses with the adjoint one: v[i] is the iteration's own)
+    assert "ADGEN_OMP(omp parallel for reduction(+: s, cb_1))" in smooth
     assert smooth.count("ADGEN_OMP(omp atomic)") == 3
     # loglik's adjoint computes each iteration again, taping its inner loops on a tape of
     # the thread's own; every iteration adds to all of meansb and logwb: each thread adds to

@@ -62,13 +62,22 @@ void hm_lstm_b(const double *z, double *zb, int64_t z_shape0, int64_t z_shape1, 
     ADGEN_OMP(omp parallel for)
     for (int64_t i = 0; i < c_shape0; ++i) {
         /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
-        double f = 1.0 / (1.0 + exp(-z[i * z_shape1 + 0]));
+        double tmp = exp(-z[i * z_shape1 + 0]);
+        double tmp_1 = 1.0 + tmp;
+        double f = 1.0 / tmp_1;
         /* kernels.py:16: ig = 1.0 / (1.0 + math.exp(-z[i, 1])) */
-        double ig = 1.0 / (1.0 + exp(-z[i * z_shape1 + 1]));
+        double tmp_2 = exp(-z[i * z_shape1 + 1]);
+        double tmp_3 = 1.0 + tmp_2;
+        double ig = 1.0 / tmp_3;
+        /* kernels.py:17: o = 1.0 / (1.0 + math.exp(-z[i, 2])) */
+        double tmp_4 = exp(-z[i * z_shape1 + 2]);
+        double tmp_5 = 1.0 + tmp_4;
+        double o = 1.0 / tmp_5;
         /* kernels.py:18: g = math.tanh(z[i, 3]) */
         double g = tanh(z[i * z_shape1 + 3]);
         /* kernels.py:19: if copy[i] > 0.5: */
-        if (copy[i] > 0.5) {
+        bool tmp_6 = copy[i] > 0.5;
+        if (tmp_6) {
             /* kernels.py:20: c_new[i] = c[i] */
             c_new[i] = c[i];
         } else {
@@ -82,35 +91,16 @@ void hm_lstm_b(const double *z, double *zb, int64_t z_shape0, int64_t z_shape1, 
             }
         }
         /* kernels.py:25: h_new[i] = o * math.tanh(c_new[i]) */
-        h_new[i] = 1.0 / (1.0 + exp(-z[i * z_shape1 + 2])) * tanh(c_new[i]);
-    }
-    /* kernels.py:14: for i in prange(len(c)): */
-    ADGEN_OMP(omp parallel for)
-    for (int64_t i = 0; i < c_shape0; ++i) {
-        /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
-        double tmp = exp(-z[i * z_shape1 + 0]);
-        double tmp_1 = 1.0 + tmp;
-        double f_1 = 1.0 / tmp_1;
-        /* kernels.py:16: ig = 1.0 / (1.0 + math.exp(-z[i, 1])) */
-        double tmp_2 = exp(-z[i * z_shape1 + 1]);
-        double tmp_3 = 1.0 + tmp_2;
-        double ig_1 = 1.0 / tmp_3;
-        /* kernels.py:17: o = 1.0 / (1.0 + math.exp(-z[i, 2])) */
-        double tmp_4 = exp(-z[i * z_shape1 + 2]);
-        double tmp_5 = 1.0 + tmp_4;
-        double o = 1.0 / tmp_5;
-        /* kernels.py:18: g = math.tanh(z[i, 3]) */
-        double g_1 = tanh(z[i * z_shape1 + 3]);
-        /* kernels.py:25: h_new[i] = o * math.tanh(c_new[i]) */
-        double tmp_6 = tanh(c_new[i]);
+        double tmp_7 = tanh(c_new[i]);
+        h_new[i] = o * tmp_7;
         double h_newb_i = h_newb[i];
         h_newb[i] = 0.0;
-        c_newb[i] += (1.0 - tmp_6 * tmp_6) * (o * h_newb_i);
+        c_newb[i] += (1.0 - tmp_7 * tmp_7) * (o * h_newb_i);
         /* kernels.py:19: if copy[i] > 0.5: */
         double igb;
         double gb;
         double fb;
-        if (copy[i] > 0.5) {
+        if (tmp_6) {
             /* kernels.py:20: c_new[i] = c[i] */
             double c_newb_i = c_newb[i];
             c_newb[i] = 0.0;
@@ -124,27 +114,27 @@ void hm_lstm_b(const double *z, double *zb, int64_t z_shape0, int64_t z_shape1, 
                 /* kernels.py:22: c_new[i] = ig * g */
                 double c_newb_i_1 = c_newb[i];
                 c_newb[i] = 0.0;
-                igb = g_1 * c_newb_i_1;
-                gb = ig_1 * c_newb_i_1;
+                igb = g * c_newb_i_1;
+                gb = ig * c_newb_i_1;
                 fb = 0.0;
             } else {
                 /* kernels.py:24: c_new[i] = f * c[i] + ig * g */
                 double c_newb_i_2 = c_newb[i];
                 c_newb[i] = 0.0;
-                cb[i] += f_1 * c_newb_i_2;
-                igb = g_1 * c_newb_i_2;
-                gb = ig_1 * c_newb_i_2;
+                cb[i] += f * c_newb_i_2;
+                igb = g * c_newb_i_2;
+                gb = ig * c_newb_i_2;
                 fb = c[i] * c_newb_i_2;
             }
         }
         /* kernels.py:18: g = math.tanh(z[i, 3]) */
-        zb[i * z_shape1 + 3] += (1.0 - g_1 * g_1) * gb;
+        zb[i * z_shape1 + 3] += (1.0 - g * g) * gb;
         /* kernels.py:17: o = 1.0 / (1.0 + math.exp(-z[i, 2])) */
-        zb[i * z_shape1 + 2] += tmp_4 * (o / tmp_5 * (tmp_6 * h_newb_i));
+        zb[i * z_shape1 + 2] += tmp_4 * (o / tmp_5 * (tmp_7 * h_newb_i));
         /* kernels.py:16: ig = 1.0 / (1.0 + math.exp(-z[i, 1])) */
-        zb[i * z_shape1 + 1] += tmp_2 * (ig_1 / tmp_3 * igb);
+        zb[i * z_shape1 + 1] += tmp_2 * (ig / tmp_3 * igb);
         /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
-        zb[i * z_shape1 + 0] += tmp * (f_1 / tmp_1 * fb);
+        zb[i * z_shape1 + 0] += tmp * (f / tmp_1 * fb);
     }
     adgen_tape_bytes_last = 0;
 }
@@ -188,8 +178,6 @@ double xs_lookup_b(const double *energy, double *energyb, int64_t energy_shape0,
             }
             /* kernels.py:48: sigma[p] = acc */
             sigma[p] = acc;
-            /* kernels.py:35: e = energy[p] */
-            e = energy[p];
             /* kernels.py:38: while hi - lo > 1: */
             lo = 0;
             while (hi - lo > 1) {

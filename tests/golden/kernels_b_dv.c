@@ -88,25 +88,39 @@ void hm_lstm_b_dv(const double *z, const double *zd, double *zb, double *zbd, in
     for (int64_t i = 0; i < c_shape0; ++i) {
         /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
         double tmp = exp(-z[i * z_shape1 + 0]);
-        double tmp_1 = 1.0 + tmp;
-        double f = 1.0 / tmp_1;
-        double tmp_2 = f / tmp_1;
+        double tmp_1[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_1[k] = tmp * zd[(i * z_shape1 + 0) * nbdirs + k];
+        double tmp_2 = 1.0 + tmp;
+        double f = 1.0 / tmp_2;
+        double tmp_3 = f / tmp_2;
         double fd[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) fd[k] = tmp_2 * (tmp * zd[(i * z_shape1 + 0) * nbdirs + k]);
+        for (int64_t k = 0; k < nbdirs; ++k) fd[k] = tmp_3 * tmp_1[k];
         /* kernels.py:16: ig = 1.0 / (1.0 + math.exp(-z[i, 1])) */
-        double tmp_3 = exp(-z[i * z_shape1 + 1]);
-        double tmp_4 = 1.0 + tmp_3;
-        double ig = 1.0 / tmp_4;
-        double tmp_5 = ig / tmp_4;
+        double tmp_4 = exp(-z[i * z_shape1 + 1]);
+        double tmp_5[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_5[k] = tmp_4 * zd[(i * z_shape1 + 1) * nbdirs + k];
+        double tmp_6 = 1.0 + tmp_4;
+        double ig = 1.0 / tmp_6;
+        double tmp_7 = ig / tmp_6;
         double igd[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) igd[k] = tmp_5 * (tmp_3 * zd[(i * z_shape1 + 1) * nbdirs + k]);
+        for (int64_t k = 0; k < nbdirs; ++k) igd[k] = tmp_7 * tmp_5[k];
+        /* kernels.py:17: o = 1.0 / (1.0 + math.exp(-z[i, 2])) */
+        double tmp_8 = exp(-z[i * z_shape1 + 2]);
+        double tmp_9[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_9[k] = tmp_8 * zd[(i * z_shape1 + 2) * nbdirs + k];
+        double tmp_10 = 1.0 + tmp_8;
+        double o = 1.0 / tmp_10;
+        double tmp_11 = o / tmp_10;
+        double od[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) od[k] = tmp_11 * tmp_9[k];
         /* kernels.py:18: g = math.tanh(z[i, 3]) */
         double g = tanh(z[i * z_shape1 + 3]);
-        double tmp_6 = 1.0 - g * g;
+        double tmp_12 = 1.0 - g * g;
         double gd[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) gd[k] = tmp_6 * zd[(i * z_shape1 + 3) * nbdirs + k];
+        for (int64_t k = 0; k < nbdirs; ++k) gd[k] = tmp_12 * zd[(i * z_shape1 + 3) * nbdirs + k];
         /* kernels.py:19: if copy[i] > 0.5: */
-        if (copy[i] > 0.5) {
+        bool tmp_13 = copy[i] > 0.5;
+        if (tmp_13) {
             /* kernels.py:20: c_new[i] = c[i] */
             c_new[i] = c[i];
             for (int64_t k = 0; k < nbdirs; ++k) c_newd[i * nbdirs + k] = cd[i * nbdirs + k];
@@ -124,57 +138,20 @@ void hm_lstm_b_dv(const double *z, const double *zd, double *zb, double *zbd, in
             }
         }
         /* kernels.py:25: h_new[i] = o * math.tanh(c_new[i]) */
-        h_new[i] = 1.0 / (1.0 + exp(-z[i * z_shape1 + 2])) * tanh(c_new[i]);
-        for (int64_t k = 0; k < nbdirs; ++k) h_newd[i * nbdirs + k] = 0.0;
-    }
-    /* kernels.py:14: for i in prange(len(c)): */
-    ADGEN_OMP(omp parallel for)
-    for (int64_t i = 0; i < c_shape0; ++i) {
-        /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
-        double tmp_7 = exp(-z[i * z_shape1 + 0]);
-        double tmp_8[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) tmp_8[k] = tmp_7 * zd[(i * z_shape1 + 0) * nbdirs + k];
-        double tmp_9 = 1.0 + tmp_7;
-        double f_1 = 1.0 / tmp_9;
-        double tmp_10 = f_1 / tmp_9;
-        double fd_1[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) fd_1[k] = tmp_10 * tmp_8[k];
-        /* kernels.py:16: ig = 1.0 / (1.0 + math.exp(-z[i, 1])) */
-        double tmp_11 = exp(-z[i * z_shape1 + 1]);
-        double tmp_12[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) tmp_12[k] = tmp_11 * zd[(i * z_shape1 + 1) * nbdirs + k];
-        double tmp_13 = 1.0 + tmp_11;
-        double ig_1 = 1.0 / tmp_13;
-        double tmp_14 = ig_1 / tmp_13;
-        double igd_1[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) igd_1[k] = tmp_14 * tmp_12[k];
-        /* kernels.py:17: o = 1.0 / (1.0 + math.exp(-z[i, 2])) */
-        double tmp_15 = exp(-z[i * z_shape1 + 2]);
+        double tmp_14 = tanh(c_new[i]);
+        double tmp_15 = 1.0 - tmp_14 * tmp_14;
         double tmp_16[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) tmp_16[k] = tmp_15 * zd[(i * z_shape1 + 2) * nbdirs + k];
-        double tmp_17 = 1.0 + tmp_15;
-        double o = 1.0 / tmp_17;
-        double tmp_18 = o / tmp_17;
-        double od[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) od[k] = tmp_18 * tmp_16[k];
-        /* kernels.py:18: g = math.tanh(z[i, 3]) */
-        double g_1 = tanh(z[i * z_shape1 + 3]);
-        double tmp_19 = 1.0 - g_1 * g_1;
-        double gd_1[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) gd_1[k] = tmp_19 * zd[(i * z_shape1 + 3) * nbdirs + k];
-        /* kernels.py:25: h_new[i] = o * math.tanh(c_new[i]) */
-        double tmp_20 = tanh(c_new[i]);
-        double tmp_21 = 1.0 - tmp_20 * tmp_20;
-        double tmp_22[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) tmp_22[k] = tmp_21 * c_newd[i * nbdirs + k];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_16[k] = tmp_15 * c_newd[i * nbdirs + k];
+        h_new[i] = o * tmp_14;
+        for (int64_t k = 0; k < nbdirs; ++k) h_newd[i * nbdirs + k] = 0.0;
         double h_newb_i = h_newb[i];
         h_newb[i] = 0.0;
         for (int64_t k = 0; k < nbdirs; ++k) h_newbd[i * nbdirs + k] = 0.0;
-        double ob = tmp_20 * h_newb_i;
-        double tmp_23 = o * h_newb_i;
-        double tmp_24 = 2.0 * tmp_20;
-        c_newb[i] += tmp_21 * tmp_23;
-        for (int64_t k = 0; k < nbdirs; ++k) c_newbd[i * nbdirs + k] += -(tmp_23 * (tmp_24 * tmp_22[k])) + tmp_21 * (h_newb_i * od[k]);
+        double ob = tmp_14 * h_newb_i;
+        double tmp_17 = o * h_newb_i;
+        double tmp_18 = 2.0 * tmp_14;
+        c_newb[i] += tmp_15 * tmp_17;
+        for (int64_t k = 0; k < nbdirs; ++k) c_newbd[i * nbdirs + k] += -(tmp_17 * (tmp_18 * tmp_16[k])) + tmp_15 * (h_newb_i * od[k]);
         /* kernels.py:19: if copy[i] > 0.5: */
         double igb;
         double gb;
@@ -182,7 +159,7 @@ void hm_lstm_b_dv(const double *z, const double *zd, double *zb, double *zbd, in
         double igbd[nbdirs];
         double gbd[nbdirs];
         double fbd[nbdirs];
-        if (copy[i] > 0.5) {
+        if (tmp_13) {
             /* kernels.py:20: c_new[i] = c[i] */
             double c_newb_i = c_newb[i];
             double c_newbd_i[nbdirs];
@@ -206,11 +183,11 @@ void hm_lstm_b_dv(const double *z, const double *zd, double *zb, double *zbd, in
                 for (int64_t k = 0; k < nbdirs; ++k) c_newbd_i_1[k] = c_newbd[i * nbdirs + k];
                 c_newb[i] = 0.0;
                 for (int64_t k = 0; k < nbdirs; ++k) c_newbd[i * nbdirs + k] = 0.0;
-                igb = g_1 * c_newb_i_1;
-                gb = ig_1 * c_newb_i_1;
+                igb = g * c_newb_i_1;
+                gb = ig * c_newb_i_1;
                 fb = 0.0;
-                for (int64_t k = 0; k < nbdirs; ++k) igbd[k] = c_newb_i_1 * gd_1[k] + g_1 * c_newbd_i_1[k];
-                for (int64_t k = 0; k < nbdirs; ++k) gbd[k] = c_newb_i_1 * igd_1[k] + ig_1 * c_newbd_i_1[k];
+                for (int64_t k = 0; k < nbdirs; ++k) igbd[k] = c_newb_i_1 * gd[k] + g * c_newbd_i_1[k];
+                for (int64_t k = 0; k < nbdirs; ++k) gbd[k] = c_newb_i_1 * igd[k] + ig * c_newbd_i_1[k];
                 for (int64_t k = 0; k < nbdirs; ++k) fbd[k] = 0.0;
             } else {
                 /* kernels.py:24: c_new[i] = f * c[i] + ig * g */
@@ -220,35 +197,35 @@ void hm_lstm_b_dv(const double *z, const double *zd, double *zb, double *zbd, in
                 for (int64_t k = 0; k < nbdirs; ++k) c_newbd_i_2[k] = c_newbd[i * nbdirs + k];
                 c_newb[i] = 0.0;
                 for (int64_t k = 0; k < nbdirs; ++k) c_newbd[i * nbdirs + k] = 0.0;
-                cb[i] += f_1 * c_newb_i_2;
-                for (int64_t k = 0; k < nbdirs; ++k) cbd[i * nbdirs + k] += c_newb_i_2 * fd_1[k] + f_1 * c_newbd_i_2[k];
-                igb = g_1 * c_newb_i_2;
-                gb = ig_1 * c_newb_i_2;
+                cb[i] += f * c_newb_i_2;
+                for (int64_t k = 0; k < nbdirs; ++k) cbd[i * nbdirs + k] += c_newb_i_2 * fd[k] + f * c_newbd_i_2[k];
+                igb = g * c_newb_i_2;
+                gb = ig * c_newb_i_2;
                 fb = c_i_1 * c_newb_i_2;
-                for (int64_t k = 0; k < nbdirs; ++k) igbd[k] = c_newb_i_2 * gd_1[k] + g_1 * c_newbd_i_2[k];
-                for (int64_t k = 0; k < nbdirs; ++k) gbd[k] = c_newb_i_2 * igd_1[k] + ig_1 * c_newbd_i_2[k];
+                for (int64_t k = 0; k < nbdirs; ++k) igbd[k] = c_newb_i_2 * gd[k] + g * c_newbd_i_2[k];
+                for (int64_t k = 0; k < nbdirs; ++k) gbd[k] = c_newb_i_2 * igd[k] + ig * c_newbd_i_2[k];
                 for (int64_t k = 0; k < nbdirs; ++k) fbd[k] = c_newb_i_2 * cd[i * nbdirs + k] + c_i_1 * c_newbd_i_2[k];
             }
         }
         /* kernels.py:18: g = math.tanh(z[i, 3]) */
-        double tmp_25 = 2.0 * g_1;
-        zb[i * z_shape1 + 3] += tmp_19 * gb;
-        for (int64_t k = 0; k < nbdirs; ++k) zbd[(i * z_shape1 + 3) * nbdirs + k] += -(gb * (tmp_25 * gd_1[k])) + tmp_19 * gbd[k];
+        double tmp_19 = 2.0 * g;
+        zb[i * z_shape1 + 3] += tmp_12 * gb;
+        for (int64_t k = 0; k < nbdirs; ++k) zbd[(i * z_shape1 + 3) * nbdirs + k] += -(gb * (tmp_19 * gd[k])) + tmp_12 * gbd[k];
         /* kernels.py:17: o = 1.0 / (1.0 + math.exp(-z[i, 2])) */
-        double tmp_26 = tmp_18 / tmp_17;
-        double tmp_27 = tmp_18 * ob;
-        zb[i * z_shape1 + 2] += tmp_15 * tmp_27;
-        for (int64_t k = 0; k < nbdirs; ++k) zbd[(i * z_shape1 + 2) * nbdirs + k] += -(tmp_27 * tmp_16[k]) + tmp_15 * (ob * (o * od[k] + tmp_26 * tmp_16[k]) + tmp_18 * (h_newb_i * tmp_22[k]));
+        double tmp_20 = tmp_11 / tmp_10;
+        double tmp_21 = tmp_11 * ob;
+        zb[i * z_shape1 + 2] += tmp_8 * tmp_21;
+        for (int64_t k = 0; k < nbdirs; ++k) zbd[(i * z_shape1 + 2) * nbdirs + k] += -(tmp_21 * tmp_9[k]) + tmp_8 * (ob * (o * od[k] + tmp_20 * tmp_9[k]) + tmp_11 * (h_newb_i * tmp_16[k]));
         /* kernels.py:16: ig = 1.0 / (1.0 + math.exp(-z[i, 1])) */
-        double tmp_28 = tmp_14 / tmp_13;
-        double tmp_29 = tmp_14 * igb;
-        zb[i * z_shape1 + 1] += tmp_11 * tmp_29;
-        for (int64_t k = 0; k < nbdirs; ++k) zbd[(i * z_shape1 + 1) * nbdirs + k] += -(tmp_29 * tmp_12[k]) + tmp_11 * (igb * (ig_1 * igd_1[k] + tmp_28 * tmp_12[k]) + tmp_14 * igbd[k]);
+        double tmp_22 = tmp_7 / tmp_6;
+        double tmp_23 = tmp_7 * igb;
+        zb[i * z_shape1 + 1] += tmp_4 * tmp_23;
+        for (int64_t k = 0; k < nbdirs; ++k) zbd[(i * z_shape1 + 1) * nbdirs + k] += -(tmp_23 * tmp_5[k]) + tmp_4 * (igb * (ig * igd[k] + tmp_22 * tmp_5[k]) + tmp_7 * igbd[k]);
         /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
-        double tmp_30 = tmp_10 / tmp_9;
-        double tmp_31 = tmp_10 * fb;
-        zb[i * z_shape1 + 0] += tmp_7 * tmp_31;
-        for (int64_t k = 0; k < nbdirs; ++k) zbd[(i * z_shape1 + 0) * nbdirs + k] += -(tmp_31 * tmp_8[k]) + tmp_7 * (fb * (f_1 * fd_1[k] + tmp_30 * tmp_8[k]) + tmp_10 * fbd[k]);
+        double tmp_24 = tmp_3 / tmp_2;
+        double tmp_25 = tmp_3 * fb;
+        zb[i * z_shape1 + 0] += tmp * tmp_25;
+        for (int64_t k = 0; k < nbdirs; ++k) zbd[(i * z_shape1 + 0) * nbdirs + k] += -(tmp_25 * tmp_1[k]) + tmp * (fb * (f * fd[k] + tmp_24 * tmp_1[k]) + tmp_3 * fbd[k]);
     }
     adgen_tape_bytes_last = 0;
 }
@@ -295,8 +272,6 @@ double xs_lookup_b_dv(const double *energy, const double *energyd, double *energ
             /* kernels.py:48: sigma[p] = acc */
             sigma[p] = acc;
             for (int64_t k = 0; k < nbdirs; ++k) sigmad[p * nbdirs + k] = 0.0;
-            /* kernels.py:35: e = energy[p] */
-            e = energy[p];
             /* kernels.py:38: while hi - lo > 1: */
             lo = 0;
             while (hi - lo > 1) {

@@ -63,13 +63,22 @@ void hm_lstm_bv(const double *z, double *zb, int64_t z_shape0, int64_t z_shape1,
     ADGEN_OMP(omp parallel for)
     for (int64_t i = 0; i < c_shape0; ++i) {
         /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
-        double f = 1.0 / (1.0 + exp(-z[i * z_shape1 + 0]));
+        double tmp = exp(-z[i * z_shape1 + 0]);
+        double tmp_1 = 1.0 + tmp;
+        double f = 1.0 / tmp_1;
         /* kernels.py:16: ig = 1.0 / (1.0 + math.exp(-z[i, 1])) */
-        double ig = 1.0 / (1.0 + exp(-z[i * z_shape1 + 1]));
+        double tmp_2 = exp(-z[i * z_shape1 + 1]);
+        double tmp_3 = 1.0 + tmp_2;
+        double ig = 1.0 / tmp_3;
+        /* kernels.py:17: o = 1.0 / (1.0 + math.exp(-z[i, 2])) */
+        double tmp_4 = exp(-z[i * z_shape1 + 2]);
+        double tmp_5 = 1.0 + tmp_4;
+        double o = 1.0 / tmp_5;
         /* kernels.py:18: g = math.tanh(z[i, 3]) */
         double g = tanh(z[i * z_shape1 + 3]);
         /* kernels.py:19: if copy[i] > 0.5: */
-        if (copy[i] > 0.5) {
+        bool tmp_6 = copy[i] > 0.5;
+        if (tmp_6) {
             /* kernels.py:20: c_new[i] = c[i] */
             c_new[i] = c[i];
         } else {
@@ -83,37 +92,18 @@ void hm_lstm_bv(const double *z, double *zb, int64_t z_shape0, int64_t z_shape1,
             }
         }
         /* kernels.py:25: h_new[i] = o * math.tanh(c_new[i]) */
-        h_new[i] = 1.0 / (1.0 + exp(-z[i * z_shape1 + 2])) * tanh(c_new[i]);
-    }
-    /* kernels.py:14: for i in prange(len(c)): */
-    ADGEN_OMP(omp parallel for)
-    for (int64_t i = 0; i < c_shape0; ++i) {
-        /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
-        double tmp = exp(-z[i * z_shape1 + 0]);
-        double tmp_1 = 1.0 + tmp;
-        double f_1 = 1.0 / tmp_1;
-        /* kernels.py:16: ig = 1.0 / (1.0 + math.exp(-z[i, 1])) */
-        double tmp_2 = exp(-z[i * z_shape1 + 1]);
-        double tmp_3 = 1.0 + tmp_2;
-        double ig_1 = 1.0 / tmp_3;
-        /* kernels.py:17: o = 1.0 / (1.0 + math.exp(-z[i, 2])) */
-        double tmp_4 = exp(-z[i * z_shape1 + 2]);
-        double tmp_5 = 1.0 + tmp_4;
-        double o = 1.0 / tmp_5;
-        /* kernels.py:18: g = math.tanh(z[i, 3]) */
-        double g_1 = tanh(z[i * z_shape1 + 3]);
-        /* kernels.py:25: h_new[i] = o * math.tanh(c_new[i]) */
-        double tmp_6 = tanh(c_new[i]);
+        double tmp_7 = tanh(c_new[i]);
+        h_new[i] = o * tmp_7;
         double h_newb_i[nbdirs];
         for (int64_t k = 0; k < nbdirs; ++k) h_newb_i[k] = h_newb[i * nbdirs + k];
         for (int64_t k = 0; k < nbdirs; ++k) h_newb[i * nbdirs + k] = 0.0;
-        double tmp_7 = 1.0 - tmp_6 * tmp_6;
-        for (int64_t k = 0; k < nbdirs; ++k) c_newb[i * nbdirs + k] += tmp_7 * (o * h_newb_i[k]);
+        double tmp_8 = 1.0 - tmp_7 * tmp_7;
+        for (int64_t k = 0; k < nbdirs; ++k) c_newb[i * nbdirs + k] += tmp_8 * (o * h_newb_i[k]);
         /* kernels.py:19: if copy[i] > 0.5: */
         double igb[nbdirs];
         double gb[nbdirs];
         double fb[nbdirs];
-        if (copy[i] > 0.5) {
+        if (tmp_6) {
             /* kernels.py:20: c_new[i] = c[i] */
             double c_newb_i[nbdirs];
             for (int64_t k = 0; k < nbdirs; ++k) c_newb_i[k] = c_newb[i * nbdirs + k];
@@ -129,32 +119,32 @@ void hm_lstm_bv(const double *z, double *zb, int64_t z_shape0, int64_t z_shape1,
                 double c_newb_i_1[nbdirs];
                 for (int64_t k = 0; k < nbdirs; ++k) c_newb_i_1[k] = c_newb[i * nbdirs + k];
                 for (int64_t k = 0; k < nbdirs; ++k) c_newb[i * nbdirs + k] = 0.0;
-                for (int64_t k = 0; k < nbdirs; ++k) igb[k] = g_1 * c_newb_i_1[k];
-                for (int64_t k = 0; k < nbdirs; ++k) gb[k] = ig_1 * c_newb_i_1[k];
+                for (int64_t k = 0; k < nbdirs; ++k) igb[k] = g * c_newb_i_1[k];
+                for (int64_t k = 0; k < nbdirs; ++k) gb[k] = ig * c_newb_i_1[k];
                 for (int64_t k = 0; k < nbdirs; ++k) fb[k] = 0.0;
             } else {
                 /* kernels.py:24: c_new[i] = f * c[i] + ig * g */
                 double c_newb_i_2[nbdirs];
                 for (int64_t k = 0; k < nbdirs; ++k) c_newb_i_2[k] = c_newb[i * nbdirs + k];
                 for (int64_t k = 0; k < nbdirs; ++k) c_newb[i * nbdirs + k] = 0.0;
-                for (int64_t k = 0; k < nbdirs; ++k) cb[i * nbdirs + k] += f_1 * c_newb_i_2[k];
-                for (int64_t k = 0; k < nbdirs; ++k) igb[k] = g_1 * c_newb_i_2[k];
-                for (int64_t k = 0; k < nbdirs; ++k) gb[k] = ig_1 * c_newb_i_2[k];
+                for (int64_t k = 0; k < nbdirs; ++k) cb[i * nbdirs + k] += f * c_newb_i_2[k];
+                for (int64_t k = 0; k < nbdirs; ++k) igb[k] = g * c_newb_i_2[k];
+                for (int64_t k = 0; k < nbdirs; ++k) gb[k] = ig * c_newb_i_2[k];
                 for (int64_t k = 0; k < nbdirs; ++k) fb[k] = c[i] * c_newb_i_2[k];
             }
         }
         /* kernels.py:18: g = math.tanh(z[i, 3]) */
-        double tmp_8 = 1.0 - g_1 * g_1;
-        for (int64_t k = 0; k < nbdirs; ++k) zb[(i * z_shape1 + 3) * nbdirs + k] += tmp_8 * gb[k];
+        double tmp_9 = 1.0 - g * g;
+        for (int64_t k = 0; k < nbdirs; ++k) zb[(i * z_shape1 + 3) * nbdirs + k] += tmp_9 * gb[k];
         /* kernels.py:17: o = 1.0 / (1.0 + math.exp(-z[i, 2])) */
-        double tmp_9 = o / tmp_5;
-        for (int64_t k = 0; k < nbdirs; ++k) zb[(i * z_shape1 + 2) * nbdirs + k] += tmp_4 * (tmp_9 * (tmp_6 * h_newb_i[k]));
+        double tmp_10 = o / tmp_5;
+        for (int64_t k = 0; k < nbdirs; ++k) zb[(i * z_shape1 + 2) * nbdirs + k] += tmp_4 * (tmp_10 * (tmp_7 * h_newb_i[k]));
         /* kernels.py:16: ig = 1.0 / (1.0 + math.exp(-z[i, 1])) */
-        double tmp_10 = ig_1 / tmp_3;
-        for (int64_t k = 0; k < nbdirs; ++k) zb[(i * z_shape1 + 1) * nbdirs + k] += tmp_2 * (tmp_10 * igb[k]);
+        double tmp_11 = ig / tmp_3;
+        for (int64_t k = 0; k < nbdirs; ++k) zb[(i * z_shape1 + 1) * nbdirs + k] += tmp_2 * (tmp_11 * igb[k]);
         /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
-        double tmp_11 = f_1 / tmp_1;
-        for (int64_t k = 0; k < nbdirs; ++k) zb[(i * z_shape1 + 0) * nbdirs + k] += tmp * (tmp_11 * fb[k]);
+        double tmp_12 = f / tmp_1;
+        for (int64_t k = 0; k < nbdirs; ++k) zb[(i * z_shape1 + 0) * nbdirs + k] += tmp * (tmp_12 * fb[k]);
     }
     adgen_tape_bytes_last = 0;
 }
@@ -199,8 +189,6 @@ double xs_lookup_bv(const double *energy, double *energyb, int64_t energy_shape0
             }
             /* kernels.py:48: sigma[p] = acc */
             sigma[p] = acc;
-            /* kernels.py:35: e = energy[p] */
-            e = energy[p];
             /* kernels.py:38: while hi - lo > 1: */
             lo = 0;
             while (hi - lo > 1) {

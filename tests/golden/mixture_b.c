@@ -208,36 +208,33 @@ double smooth_b(const double *u, double *ub, int64_t u_shape0, double *v, double
 {
     (void)v_shape0;
     /* mixture.py:41: for i in prange(1, len(u) - 1): */
-    int64_t tmp = u_shape0 - 1;
     double s = 0.0;
-    ADGEN_OMP(omp parallel for reduction(+: s))
-    for (int64_t i = 1; i < tmp; ++i) {
+    double cb_1 = 0.0;
+    ADGEN_OMP(omp parallel for reduction(+: s, cb_1))
+    for (int64_t i = 1; i < u_shape0 - 1; ++i) {
         /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
-        v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1];
+        int64_t tmp = i - 1;
+        double tmp_1 = u[tmp];
+        double tmp_2 = 1.0 - 2.0 * c;
+        double u_i = u[i];
+        int64_t tmp_3 = i + 1;
+        double tmp_4 = u[tmp_3];
+        v[i] = c * tmp_1 + tmp_2 * u_i + c * tmp_4;
         /* mixture.py:43: s += v[i] * v[i] */
         double v_i = v[i];
-        s = s + v_i * v_i;
-    }
-    /* mixture.py:41: for i in prange(1, len(u) - 1): */
-    double cb_1 = 0.0;
-    ADGEN_OMP(omp parallel for reduction(+: cb_1))
-    for (int64_t i = 1; i < tmp; ++i) {
-        /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
-        int64_t tmp_1 = i + 1;
-        int64_t tmp_2 = i - 1;
-        /* mixture.py:43: s += v[i] * v[i] */
-        vb[i] += 2.0 * v[i] * retb;
+        vb[i] += 2.0 * v_i * retb;
         /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
         double vb_i = vb[i];
         vb[i] = 0.0;
-        double tmp_3 = c * vb_i;
+        double tmp_5 = c * vb_i;
         ADGEN_OMP(omp atomic)
-        ub[tmp_1] += tmp_3;
+        ub[tmp_3] += tmp_5;
         ADGEN_OMP(omp atomic)
-        ub[i] += (1.0 - 2.0 * c) * vb_i;
+        ub[i] += tmp_2 * vb_i;
         ADGEN_OMP(omp atomic)
-        ub[tmp_2] += tmp_3;
-        cb_1 = cb_1 + u[tmp_1] * vb_i - 2.0 * (u[i] * vb_i) + u[tmp_2] * vb_i;
+        ub[tmp] += tmp_5;
+        s = s + v_i * v_i;
+        cb_1 = cb_1 + tmp_4 * vb_i - 2.0 * (u_i * vb_i) + tmp_1 * vb_i;
     }
     /* mixture.py:44: return s */
     *cb += cb_1;

@@ -256,59 +256,50 @@ double smooth_b_d(const double *u, const double *ud, double *ub, double *ubd, in
 {
     (void)v_shape0;
     /* mixture.py:41: for i in prange(1, len(u) - 1): */
-    int64_t tmp = u_shape0 - 1;
     double s = 0.0;
-    ADGEN_OMP(omp parallel for reduction(+: s))
-    for (int64_t i = 1; i < tmp; ++i) {
-        /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
-        int64_t tmp_1 = i - 1;
-        double tmp_2 = u[tmp_1];
-        double tmp_3 = 1.0 - 2.0 * c;
-        double u_i = u[i];
-        int64_t tmp_4 = i + 1;
-        double tmp_5 = u[tmp_4];
-        v[i] = c * tmp_2 + tmp_3 * u_i + c * tmp_5;
-        vd[i] = tmp_2 * cd + c * ud[tmp_1] + (-(u_i * (2.0 * cd)) + tmp_3 * ud[i]) + (tmp_5 * cd + c * ud[tmp_4]);
-        /* mixture.py:43: s += v[i] * v[i] */
-        double v_i = v[i];
-        s = s + v_i * v_i;
-    }
-    /* mixture.py:41: for i in prange(1, len(u) - 1): */
     double cb_1 = 0.0;
     double cbd_1 = 0.0;
-    ADGEN_OMP(omp parallel for reduction(+: cb_1, cbd_1))
-    for (int64_t i = 1; i < tmp; ++i) {
+    ADGEN_OMP(omp parallel for reduction(+: s, cb_1, cbd_1))
+    for (int64_t i = 1; i < u_shape0 - 1; ++i) {
         /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
-        int64_t tmp_6 = i + 1;
-        double tmp_7 = u[tmp_6];
-        double u_i_1 = u[i];
-        double tmp_8 = 1.0 - 2.0 * c;
-        int64_t tmp_9 = i - 1;
-        double tmp_10 = u[tmp_9];
+        int64_t tmp = i - 1;
+        double tmp_1 = u[tmp];
+        double tmp_2 = ud[tmp];
+        double tmp_3 = 2.0 * cd;
+        double tmp_4 = 1.0 - 2.0 * c;
+        double u_i = u[i];
+        double ud_i = ud[i];
+        int64_t tmp_5 = i + 1;
+        double tmp_6 = u[tmp_5];
+        double tmp_7 = ud[tmp_5];
+        v[i] = c * tmp_1 + tmp_4 * u_i + c * tmp_6;
+        vd[i] = tmp_1 * cd + c * tmp_2 + (-(u_i * tmp_3) + tmp_4 * ud_i) + (tmp_6 * cd + c * tmp_7);
         /* mixture.py:43: s += v[i] * v[i] */
-        vb[i] += 2.0 * v[i] * retb;
+        double v_i = v[i];
+        vb[i] += 2.0 * v_i * retb;
         vbd[i] += retb * (2.0 * vd[i]);
         /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
         double vb_i = vb[i];
         double vbd_i = vbd[i];
         vb[i] = 0.0;
         vbd[i] = 0.0;
-        double tmp_11 = c * vb_i;
-        double tmp_12 = vb_i * cd + c * vbd_i;
+        double tmp_8 = c * vb_i;
+        double tmp_9 = vb_i * cd + c * vbd_i;
         ADGEN_OMP(omp atomic)
-        ub[tmp_6] += tmp_11;
+        ub[tmp_5] += tmp_8;
         ADGEN_OMP(omp atomic)
-        ubd[tmp_6] += tmp_12;
+        ubd[tmp_5] += tmp_9;
         ADGEN_OMP(omp atomic)
-        ub[i] += tmp_8 * vb_i;
+        ub[i] += tmp_4 * vb_i;
         ADGEN_OMP(omp atomic)
-        ubd[i] += -(vb_i * (2.0 * cd)) + tmp_8 * vbd_i;
+        ubd[i] += -(vb_i * tmp_3) + tmp_4 * vbd_i;
         ADGEN_OMP(omp atomic)
-        ub[tmp_9] += tmp_11;
+        ub[tmp] += tmp_8;
         ADGEN_OMP(omp atomic)
-        ubd[tmp_9] += tmp_12;
-        cb_1 = cb_1 + tmp_7 * vb_i - 2.0 * (u_i_1 * vb_i) + tmp_10 * vb_i;
-        cbd_1 = cbd_1 + (vb_i * ud[tmp_6] + tmp_7 * vbd_i) - 2.0 * (vb_i * ud[i] + u_i_1 * vbd_i) + (vb_i * ud[tmp_9] + tmp_10 * vbd_i);
+        ubd[tmp] += tmp_9;
+        s = s + v_i * v_i;
+        cb_1 = cb_1 + tmp_6 * vb_i - 2.0 * (u_i * vb_i) + tmp_1 * vb_i;
+        cbd_1 = cbd_1 + (vb_i * tmp_7 + tmp_6 * vbd_i) - 2.0 * (vb_i * ud_i + u_i * vbd_i) + (vb_i * tmp_2 + tmp_1 * vbd_i);
     }
     /* mixture.py:44: return s */
     *cb += cb_1;

@@ -267,38 +267,32 @@ double smooth_b_dv(const double *u, const double *ud, double *ub, double *ubd, i
     ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)v_shape0;
     /* mixture.py:41: for i in prange(1, len(u) - 1): */
-    int64_t tmp = u_shape0 - 1;
     double s = 0.0;
-    ADGEN_OMP(omp parallel for reduction(+: s))
-    for (int64_t i = 1; i < tmp; ++i) {
-        /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
-        int64_t tmp_1 = i - 1;
-        double tmp_2 = u[tmp_1];
-        double tmp_3 = 1.0 - 2.0 * c;
-        double u_i = u[i];
-        int64_t tmp_4 = i + 1;
-        double tmp_5 = u[tmp_4];
-        v[i] = c * tmp_2 + tmp_3 * u_i + c * tmp_5;
-        for (int64_t k = 0; k < nbdirs; ++k) vd[i * nbdirs + k] = tmp_2 * cd[k] + c * ud[tmp_1 * nbdirs + k] + (-(u_i * (2.0 * cd[k])) + tmp_3 * ud[i * nbdirs + k]) + (tmp_5 * cd[k] + c * ud[tmp_4 * nbdirs + k]);
-        /* mixture.py:43: s += v[i] * v[i] */
-        double v_i = v[i];
-        s = s + v_i * v_i;
-    }
-    /* mixture.py:41: for i in prange(1, len(u) - 1): */
     double cb_1 = 0.0;
     double cbd_1[nbdirs];
     for (int64_t k = 0; k < nbdirs; ++k) cbd_1[k] = 0.0;
-    ADGEN_OMP(omp parallel for reduction(+: cb_1, cbd_1[:nbdirs]))
-    for (int64_t i = 1; i < tmp; ++i) {
+    ADGEN_OMP(omp parallel for reduction(+: s, cb_1, cbd_1[:nbdirs]))
+    for (int64_t i = 1; i < u_shape0 - 1; ++i) {
         /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
-        int64_t tmp_6 = i + 1;
-        double tmp_7 = u[tmp_6];
-        double u_i_1 = u[i];
-        double tmp_8 = 1.0 - 2.0 * c;
-        int64_t tmp_9 = i - 1;
-        double tmp_10 = u[tmp_9];
+        int64_t tmp = i - 1;
+        double tmp_1 = u[tmp];
+        double tmp_2[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_2[k] = ud[tmp * nbdirs + k];
+        double tmp_3[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_3[k] = 2.0 * cd[k];
+        double tmp_4 = 1.0 - 2.0 * c;
+        double u_i = u[i];
+        double ud_i[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) ud_i[k] = ud[i * nbdirs + k];
+        int64_t tmp_5 = i + 1;
+        double tmp_6 = u[tmp_5];
+        double tmp_7[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_7[k] = ud[tmp_5 * nbdirs + k];
+        v[i] = c * tmp_1 + tmp_4 * u_i + c * tmp_6;
+        for (int64_t k = 0; k < nbdirs; ++k) vd[i * nbdirs + k] = tmp_1 * cd[k] + c * tmp_2[k] + (-(u_i * tmp_3[k]) + tmp_4 * ud_i[k]) + (tmp_6 * cd[k] + c * tmp_7[k]);
         /* mixture.py:43: s += v[i] * v[i] */
-        vb[i] += 2.0 * v[i] * retb;
+        double v_i = v[i];
+        vb[i] += 2.0 * v_i * retb;
         for (int64_t k = 0; k < nbdirs; ++k) vbd[i * nbdirs + k] += retb * (2.0 * vd[i * nbdirs + k]);
         /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
         double vb_i = vb[i];
@@ -306,29 +300,30 @@ double smooth_b_dv(const double *u, const double *ud, double *ub, double *ubd, i
         for (int64_t k = 0; k < nbdirs; ++k) vbd_i[k] = vbd[i * nbdirs + k];
         vb[i] = 0.0;
         for (int64_t k = 0; k < nbdirs; ++k) vbd[i * nbdirs + k] = 0.0;
-        double tmp_11 = c * vb_i;
-        double tmp_12[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) tmp_12[k] = vb_i * cd[k] + c * vbd_i[k];
+        double tmp_8 = c * vb_i;
+        double tmp_9[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_9[k] = vb_i * cd[k] + c * vbd_i[k];
         ADGEN_OMP(omp atomic)
-        ub[tmp_6] += tmp_11;
+        ub[tmp_5] += tmp_8;
         for (int64_t k = 0; k < nbdirs; ++k) {
             ADGEN_OMP(omp atomic)
-            ubd[tmp_6 * nbdirs + k] += tmp_12[k];
+            ubd[tmp_5 * nbdirs + k] += tmp_9[k];
         }
         ADGEN_OMP(omp atomic)
-        ub[i] += tmp_8 * vb_i;
+        ub[i] += tmp_4 * vb_i;
         for (int64_t k = 0; k < nbdirs; ++k) {
             ADGEN_OMP(omp atomic)
-            ubd[i * nbdirs + k] += -(vb_i * (2.0 * cd[k])) + tmp_8 * vbd_i[k];
+            ubd[i * nbdirs + k] += -(vb_i * tmp_3[k]) + tmp_4 * vbd_i[k];
         }
         ADGEN_OMP(omp atomic)
-        ub[tmp_9] += tmp_11;
+        ub[tmp] += tmp_8;
         for (int64_t k = 0; k < nbdirs; ++k) {
             ADGEN_OMP(omp atomic)
-            ubd[tmp_9 * nbdirs + k] += tmp_12[k];
+            ubd[tmp * nbdirs + k] += tmp_9[k];
         }
-        cb_1 = cb_1 + tmp_7 * vb_i - 2.0 * (u_i_1 * vb_i) + tmp_10 * vb_i;
-        for (int64_t k = 0; k < nbdirs; ++k) cbd_1[k] = cbd_1[k] + (vb_i * ud[tmp_6 * nbdirs + k] + tmp_7 * vbd_i[k]) - 2.0 * (vb_i * ud[i * nbdirs + k] + u_i_1 * vbd_i[k]) + (vb_i * ud[tmp_9 * nbdirs + k] + tmp_10 * vbd_i[k]);
+        s = s + v_i * v_i;
+        cb_1 = cb_1 + tmp_6 * vb_i - 2.0 * (u_i * vb_i) + tmp_1 * vb_i;
+        for (int64_t k = 0; k < nbdirs; ++k) cbd_1[k] = cbd_1[k] + (vb_i * tmp_7[k] + tmp_6 * vbd_i[k]) - 2.0 * (vb_i * ud_i[k] + u_i * vbd_i[k]) + (vb_i * tmp_2[k] + tmp_1 * vbd_i[k]);
     }
     /* mixture.py:44: return s */
     *cb += cb_1;

@@ -218,37 +218,32 @@ double smooth_bv(const double *u, double *ub, int64_t u_shape0, double *v, doubl
     ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)v_shape0;
     /* mixture.py:41: for i in prange(1, len(u) - 1): */
-    int64_t tmp = u_shape0 - 1;
     double s = 0.0;
-    ADGEN_OMP(omp parallel for reduction(+: s))
-    for (int64_t i = 1; i < tmp; ++i) {
-        /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
-        v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1];
-        /* mixture.py:43: s += v[i] * v[i] */
-        double v_i = v[i];
-        s = s + v_i * v_i;
-    }
-    /* mixture.py:41: for i in prange(1, len(u) - 1): */
     double cb_1[nbdirs];
     for (int64_t k = 0; k < nbdirs; ++k) cb_1[k] = 0.0;
-    ADGEN_OMP(omp parallel for reduction(+: cb_1[:nbdirs]))
-    for (int64_t i = 1; i < tmp; ++i) {
+    ADGEN_OMP(omp parallel for reduction(+: s, cb_1[:nbdirs]))
+    for (int64_t i = 1; i < u_shape0 - 1; ++i) {
         /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
-        int64_t tmp_1 = i + 1;
+        int64_t tmp = i - 1;
+        double tmp_1 = u[tmp];
         double tmp_2 = 1.0 - 2.0 * c;
-        int64_t tmp_3 = i - 1;
+        double u_i = u[i];
+        int64_t tmp_3 = i + 1;
+        double tmp_4 = u[tmp_3];
+        v[i] = c * tmp_1 + tmp_2 * u_i + c * tmp_4;
         /* mixture.py:43: s += v[i] * v[i] */
-        double tmp_4 = 2.0 * v[i];
-        for (int64_t k = 0; k < nbdirs; ++k) vb[i * nbdirs + k] += tmp_4 * retb[k];
+        double v_i = v[i];
+        double tmp_5 = 2.0 * v_i;
+        for (int64_t k = 0; k < nbdirs; ++k) vb[i * nbdirs + k] += tmp_5 * retb[k];
         /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
         double vb_i[nbdirs];
         for (int64_t k = 0; k < nbdirs; ++k) vb_i[k] = vb[i * nbdirs + k];
         for (int64_t k = 0; k < nbdirs; ++k) vb[i * nbdirs + k] = 0.0;
-        double tmp_5[nbdirs];
-        for (int64_t k = 0; k < nbdirs; ++k) tmp_5[k] = c * vb_i[k];
+        double tmp_6[nbdirs];
+        for (int64_t k = 0; k < nbdirs; ++k) tmp_6[k] = c * vb_i[k];
         for (int64_t k = 0; k < nbdirs; ++k) {
             ADGEN_OMP(omp atomic)
-            ub[tmp_1 * nbdirs + k] += tmp_5[k];
+            ub[tmp_3 * nbdirs + k] += tmp_6[k];
         }
         for (int64_t k = 0; k < nbdirs; ++k) {
             ADGEN_OMP(omp atomic)
@@ -256,9 +251,10 @@ double smooth_bv(const double *u, double *ub, int64_t u_shape0, double *v, doubl
         }
         for (int64_t k = 0; k < nbdirs; ++k) {
             ADGEN_OMP(omp atomic)
-            ub[tmp_3 * nbdirs + k] += tmp_5[k];
+            ub[tmp * nbdirs + k] += tmp_6[k];
         }
-        for (int64_t k = 0; k < nbdirs; ++k) cb_1[k] = cb_1[k] + u[tmp_1] * vb_i[k] - 2.0 * (u[i] * vb_i[k]) + u[tmp_3] * vb_i[k];
+        s = s + v_i * v_i;
+        for (int64_t k = 0; k < nbdirs; ++k) cb_1[k] = cb_1[k] + tmp_4 * vb_i[k] - 2.0 * (u_i * vb_i[k]) + tmp_1 * vb_i[k];
     }
     /* mixture.py:44: return s */
     for (int64_t k = 0; k < nbdirs; ++k) cb[k] += cb_1[k];

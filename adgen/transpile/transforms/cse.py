@@ -6,7 +6,10 @@
 
 Pure ops are shared with any equal op that dominates them (same region or
 an enclosing one).  Loads are shared only within one region and only while
-no store or call (nested or not) could have written memory in between.
+no store to their array and no call (nested or not) could have written it in
+between: arrays that a function writes never overlap other arrays it gets
+(the language's rule, checked by the binding and at calls), so a store to
+``y`` leaves the loads of ``x`` valid.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from ..ir.core import Call, Cast, Const, Dim, Function, Load, Op, Prim, Region, 
 from ..ir.walk import substitute
 
 
-def _key(op: Op, epoch: int, region: Region) -> Hashable | None:
+def _key(op: Op, epoch: tuple[int, int], region: Region) -> Hashable | None:
     ids = tuple(id(v) for v in op.operands)
     if isinstance(op, Const):
         return ("const", str(op.result.type), repr(op.value))
@@ -33,9 +36,16 @@ def _key(op: Op, epoch: int, region: Region) -> Hashable | None:
     return None
 
 
-def _writes_memory(op: Op) -> bool:
-    """Whether ``op`` (or an op nested in it) may write an array."""
-    return any(isinstance(o, (Store, Call)) for o in op.walk())
+def _writes(op: Op) -> tuple[bool, set[int]]:
+    """Whether ``op`` (or an op nested in it) calls a function, which may write any array it
+    gets, and the arrays it stores into."""
+    calls, stored = False, set()
+    for o in op.walk():
+        if isinstance(o, Call):
+            calls = True
+        elif isinstance(o, Store):
+            stored.add(id(o.operands[0]))
+    return calls, stored
 
 
 def cse(fn: Function) -> bool:
@@ -49,12 +59,16 @@ def cse(fn: Function) -> bool:
 
     def region(r: Region, table: ChainMap[Hashable, Value]) -> None:
         nonlocal changed
-        epoch = 0
+        calls = 0  # the calls so far in this region
+        stores: dict[int, int] = {}  # array -> the stores into it so far in this region
         out: list[Op] = []
         for op in r.ops:
             op.operands = [resolve(v) for v in op.operands]
-            if _writes_memory(op):
-                epoch += 1
+            called, stored = _writes(op)
+            calls += called
+            for array in stored:
+                stores[array] = stores.get(array, 0) + 1
+            epoch = (calls, stores.get(id(op.operands[0]), 0)) if isinstance(op, Load) else (0, 0)
             key = _key(op, epoch, r)
             if key is not None:
                 prev = table.get(key)

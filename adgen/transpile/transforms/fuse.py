@@ -7,10 +7,12 @@
 Run on adjoints, where it merges a forward sweep loop with the reverse loop
 that ``ad/reverse.py`` runs in the forward order: one pass over the data,
 as a hand-written gradient does.  Two loops fuse when they have the same
-start, stop and step, neither reads what the other computes (results or
-arrays the other writes), neither touches the tape, calls a function or
-leaves early, and the ops between them are pure and independent of the
-first loop (they move before it).
+start, stop and step, neither reads what the other computes (results, or
+arrays the other writes, unless both access those arrays only at the
+iteration's own row: ``y[i]`` written by the first and read by the second),
+neither touches the tape, calls a function or leaves early, and the ops
+between them are pure and independent of the first loop (they move before
+it).
 """
 
 from __future__ import annotations
@@ -73,6 +75,15 @@ def _arrays(loop: For) -> tuple[set[int], set[int]]:
     return loads, stores
 
 
+def _own_rows(loop: For, arrays: set[int]) -> bool:
+    """Whether every access of ``loop`` to ``arrays`` is at its iteration's row (the loop
+    variable as first index): iteration i of one loop then touches only what iteration i of
+    the other does."""
+    iv = loop.body.args[0]
+    return all(o.operands[1] is iv for top in loop.body.ops for o in top.walk()
+               if isinstance(o, (Load, Store)) and id(o.operands[0]) in arrays)
+
+
 def _independent(first: For, second: For) -> bool:
     if any(a is not b for a, b in zip(first.operands[:3], second.operands[:3], strict=True)):
         return False
@@ -80,7 +91,8 @@ def _independent(first: For, second: For) -> bool:
         return False
     loads1, stores1 = _arrays(first)
     loads2, stores2 = _arrays(second)
-    return not (stores1 & (loads2 | stores2)) and not (stores2 & loads1)
+    shared = (stores1 & (loads2 | stores2)) | (stores2 & loads1)
+    return not shared or _own_rows(first, shared) and _own_rows(second, shared)
 
 
 def _merge(first: For, second: For) -> For:

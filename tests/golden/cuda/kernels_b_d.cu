@@ -70,24 +70,37 @@ size_t kernels_b_d_tape_bytes(void)
 
 
 /* kernels.py:14: for i in prange(len(c)): one thread per iteration */
-ADGEN_KERNEL hm_lstm_b_d_kernel0(const double *z, const double *zd, int64_t z_shape1, const double *c, const double *cd, int64_t c_shape0, const double *flush, const double *copy, double *c_new, double *c_newd, double *h_new, double *h_newd)
+ADGEN_KERNEL hm_lstm_b_d_kernel0(const double *z, const double *zd, double *zb, double *zbd, int64_t z_shape1, const double *c, const double *cd, double *cb, double *cbd, int64_t c_shape0, const double *flush, const double *copy, double *c_new, double *c_newd, double *c_newb, double *c_newbd, double *h_new, double *h_newd, double *h_newb, double *h_newbd)
 {
     ADGEN_GRID_LOOP(i, 0, i < c_shape0, 1) {
         /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
         double tmp = exp(-z[i * z_shape1 + 0]);
-        double tmp_1 = 1.0 + tmp;
-        double f = 1.0 / tmp_1;
-        double fd = f / tmp_1 * (tmp * zd[i * z_shape1 + 0]);
+        double tmp_1 = tmp * zd[i * z_shape1 + 0];
+        double tmp_2 = 1.0 + tmp;
+        double f = 1.0 / tmp_2;
+        double tmp_3 = f / tmp_2;
+        double fd = tmp_3 * tmp_1;
         /* kernels.py:16: ig = 1.0 / (1.0 + math.exp(-z[i, 1])) */
-        double tmp_2 = exp(-z[i * z_shape1 + 1]);
-        double tmp_3 = 1.0 + tmp_2;
-        double ig = 1.0 / tmp_3;
-        double igd = ig / tmp_3 * (tmp_2 * zd[i * z_shape1 + 1]);
+        double tmp_4 = exp(-z[i * z_shape1 + 1]);
+        double tmp_5 = tmp_4 * zd[i * z_shape1 + 1];
+        double tmp_6 = 1.0 + tmp_4;
+        double ig = 1.0 / tmp_6;
+        double tmp_7 = ig / tmp_6;
+        double igd = tmp_7 * tmp_5;
+        /* kernels.py:17: o = 1.0 / (1.0 + math.exp(-z[i, 2])) */
+        double tmp_8 = exp(-z[i * z_shape1 + 2]);
+        double tmp_9 = tmp_8 * zd[i * z_shape1 + 2];
+        double tmp_10 = 1.0 + tmp_8;
+        double o = 1.0 / tmp_10;
+        double tmp_11 = o / tmp_10;
+        double od = tmp_11 * tmp_9;
         /* kernels.py:18: g = math.tanh(z[i, 3]) */
         double g = tanh(z[i * z_shape1 + 3]);
-        double gd = (1.0 - g * g) * zd[i * z_shape1 + 3];
+        double tmp_12 = 1.0 - g * g;
+        double gd = tmp_12 * zd[i * z_shape1 + 3];
         /* kernels.py:19: if copy[i] > 0.5: */
-        if (copy[i] > 0.5) {
+        bool tmp_13 = copy[i] > 0.5;
+        if (tmp_13) {
             /* kernels.py:20: c_new[i] = c[i] */
             c_new[i] = c[i];
             c_newd[i] = cd[i];
@@ -105,51 +118,18 @@ ADGEN_KERNEL hm_lstm_b_d_kernel0(const double *z, const double *zd, int64_t z_sh
             }
         }
         /* kernels.py:25: h_new[i] = o * math.tanh(c_new[i]) */
-        h_new[i] = 1.0 / (1.0 + exp(-z[i * z_shape1 + 2])) * tanh(c_new[i]);
+        double tmp_14 = tanh(c_new[i]);
+        double tmp_15 = 1.0 - tmp_14 * tmp_14;
+        double tmp_16 = tmp_15 * c_newd[i];
+        h_new[i] = o * tmp_14;
         h_newd[i] = 0.0;
-    }
-}
-
-/* kernels.py:14: for i in prange(len(c)): one thread per iteration */
-ADGEN_KERNEL hm_lstm_b_d_kernel1(const double *z, const double *zd, double *zb, double *zbd, int64_t z_shape1, const double *c, const double *cd, double *cb, double *cbd, int64_t c_shape0, const double *flush, const double *copy, double *c_new, double *c_newd, double *c_newb, double *c_newbd, double *h_newb, double *h_newbd)
-{
-    ADGEN_GRID_LOOP(i, 0, i < c_shape0, 1) {
-        /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
-        double tmp_4 = exp(-z[i * z_shape1 + 0]);
-        double tmp_5 = tmp_4 * zd[i * z_shape1 + 0];
-        double tmp_6 = 1.0 + tmp_4;
-        double f_1 = 1.0 / tmp_6;
-        double tmp_7 = f_1 / tmp_6;
-        double fd_1 = tmp_7 * tmp_5;
-        /* kernels.py:16: ig = 1.0 / (1.0 + math.exp(-z[i, 1])) */
-        double tmp_8 = exp(-z[i * z_shape1 + 1]);
-        double tmp_9 = tmp_8 * zd[i * z_shape1 + 1];
-        double tmp_10 = 1.0 + tmp_8;
-        double ig_1 = 1.0 / tmp_10;
-        double tmp_11 = ig_1 / tmp_10;
-        double igd_1 = tmp_11 * tmp_9;
-        /* kernels.py:17: o = 1.0 / (1.0 + math.exp(-z[i, 2])) */
-        double tmp_12 = exp(-z[i * z_shape1 + 2]);
-        double tmp_13 = tmp_12 * zd[i * z_shape1 + 2];
-        double tmp_14 = 1.0 + tmp_12;
-        double o = 1.0 / tmp_14;
-        double tmp_15 = o / tmp_14;
-        double od = tmp_15 * tmp_13;
-        /* kernels.py:18: g = math.tanh(z[i, 3]) */
-        double g_1 = tanh(z[i * z_shape1 + 3]);
-        double tmp_16 = 1.0 - g_1 * g_1;
-        double gd_1 = tmp_16 * zd[i * z_shape1 + 3];
-        /* kernels.py:25: h_new[i] = o * math.tanh(c_new[i]) */
-        double tmp_17 = tanh(c_new[i]);
-        double tmp_18 = 1.0 - tmp_17 * tmp_17;
-        double tmp_19 = tmp_18 * c_newd[i];
         double h_newb_i = h_newb[i];
         h_newb[i] = 0.0;
         h_newbd[i] = 0.0;
-        double ob = tmp_17 * h_newb_i;
-        double tmp_20 = o * h_newb_i;
-        c_newb[i] += tmp_18 * tmp_20;
-        c_newbd[i] += -(tmp_20 * (2.0 * tmp_17 * tmp_19)) + tmp_18 * (h_newb_i * od);
+        double ob = tmp_14 * h_newb_i;
+        double tmp_17 = o * h_newb_i;
+        c_newb[i] += tmp_15 * tmp_17;
+        c_newbd[i] += -(tmp_17 * (2.0 * tmp_14 * tmp_16)) + tmp_15 * (h_newb_i * od);
         /* kernels.py:19: if copy[i] > 0.5: */
         double igb;
         double gb;
@@ -157,7 +137,7 @@ ADGEN_KERNEL hm_lstm_b_d_kernel1(const double *z, const double *zd, double *zb, 
         double igbd;
         double gbd;
         double fbd;
-        if (copy[i] > 0.5) {
+        if (tmp_13) {
             /* kernels.py:20: c_new[i] = c[i] */
             double c_newb_i = c_newb[i];
             double c_newbd_i = c_newbd[i];
@@ -179,11 +159,11 @@ ADGEN_KERNEL hm_lstm_b_d_kernel1(const double *z, const double *zd, double *zb, 
                 double c_newbd_i_1 = c_newbd[i];
                 c_newb[i] = 0.0;
                 c_newbd[i] = 0.0;
-                igb = g_1 * c_newb_i_1;
-                gb = ig_1 * c_newb_i_1;
+                igb = g * c_newb_i_1;
+                gb = ig * c_newb_i_1;
                 fb = 0.0;
-                igbd = c_newb_i_1 * gd_1 + g_1 * c_newbd_i_1;
-                gbd = c_newb_i_1 * igd_1 + ig_1 * c_newbd_i_1;
+                igbd = c_newb_i_1 * gd + g * c_newbd_i_1;
+                gbd = c_newb_i_1 * igd + ig * c_newbd_i_1;
                 fbd = 0.0;
             } else {
                 /* kernels.py:24: c_new[i] = f * c[i] + ig * g */
@@ -192,31 +172,31 @@ ADGEN_KERNEL hm_lstm_b_d_kernel1(const double *z, const double *zd, double *zb, 
                 double c_newbd_i_2 = c_newbd[i];
                 c_newb[i] = 0.0;
                 c_newbd[i] = 0.0;
-                cb[i] += f_1 * c_newb_i_2;
-                cbd[i] += c_newb_i_2 * fd_1 + f_1 * c_newbd_i_2;
-                igb = g_1 * c_newb_i_2;
-                gb = ig_1 * c_newb_i_2;
+                cb[i] += f * c_newb_i_2;
+                cbd[i] += c_newb_i_2 * fd + f * c_newbd_i_2;
+                igb = g * c_newb_i_2;
+                gb = ig * c_newb_i_2;
                 fb = c_i_1 * c_newb_i_2;
-                igbd = c_newb_i_2 * gd_1 + g_1 * c_newbd_i_2;
-                gbd = c_newb_i_2 * igd_1 + ig_1 * c_newbd_i_2;
+                igbd = c_newb_i_2 * gd + g * c_newbd_i_2;
+                gbd = c_newb_i_2 * igd + ig * c_newbd_i_2;
                 fbd = c_newb_i_2 * cd[i] + c_i_1 * c_newbd_i_2;
             }
         }
         /* kernels.py:18: g = math.tanh(z[i, 3]) */
-        zb[i * z_shape1 + 3] += tmp_16 * gb;
-        zbd[i * z_shape1 + 3] += -(gb * (2.0 * g_1 * gd_1)) + tmp_16 * gbd;
+        zb[i * z_shape1 + 3] += tmp_12 * gb;
+        zbd[i * z_shape1 + 3] += -(gb * (2.0 * g * gd)) + tmp_12 * gbd;
         /* kernels.py:17: o = 1.0 / (1.0 + math.exp(-z[i, 2])) */
-        double tmp_21 = tmp_15 * ob;
-        zb[i * z_shape1 + 2] += tmp_12 * tmp_21;
-        zbd[i * z_shape1 + 2] += -(tmp_21 * tmp_13) + tmp_12 * (ob * (o * od + tmp_15 / tmp_14 * tmp_13) + tmp_15 * (h_newb_i * tmp_19));
+        double tmp_18 = tmp_11 * ob;
+        zb[i * z_shape1 + 2] += tmp_8 * tmp_18;
+        zbd[i * z_shape1 + 2] += -(tmp_18 * tmp_9) + tmp_8 * (ob * (o * od + tmp_11 / tmp_10 * tmp_9) + tmp_11 * (h_newb_i * tmp_16));
         /* kernels.py:16: ig = 1.0 / (1.0 + math.exp(-z[i, 1])) */
-        double tmp_22 = tmp_11 * igb;
-        zb[i * z_shape1 + 1] += tmp_8 * tmp_22;
-        zbd[i * z_shape1 + 1] += -(tmp_22 * tmp_9) + tmp_8 * (igb * (ig_1 * igd_1 + tmp_11 / tmp_10 * tmp_9) + tmp_11 * igbd);
+        double tmp_19 = tmp_7 * igb;
+        zb[i * z_shape1 + 1] += tmp_4 * tmp_19;
+        zbd[i * z_shape1 + 1] += -(tmp_19 * tmp_5) + tmp_4 * (igb * (ig * igd + tmp_7 / tmp_6 * tmp_5) + tmp_7 * igbd);
         /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
-        double tmp_23 = tmp_7 * fb;
-        zb[i * z_shape1 + 0] += tmp_4 * tmp_23;
-        zbd[i * z_shape1 + 0] += -(tmp_23 * tmp_5) + tmp_4 * (fb * (f_1 * fd_1 + tmp_7 / tmp_6 * tmp_5) + tmp_7 * fbd);
+        double tmp_20 = tmp_3 * fb;
+        zb[i * z_shape1 + 0] += tmp * tmp_20;
+        zbd[i * z_shape1 + 0] += -(tmp_20 * tmp_1) + tmp * (fb * (f * fd + tmp_3 / tmp_2 * tmp_1) + tmp_3 * fbd);
     }
 }
 
@@ -234,9 +214,7 @@ void hm_lstm_b_d(const double *z, const double *zd, double *zb, double *zbd, int
     (void)c_new_shape0;
     (void)h_new_shape0;
     /* kernels.py:14: for i in prange(len(c)): */
-    ADGEN_LAUNCH(hm_lstm_b_d_kernel0, c_shape0, (z, zd, z_shape1, c, cd, c_shape0, flush, copy, c_new, c_newd, h_new, h_newd));
-    /* kernels.py:14: for i in prange(len(c)): */
-    ADGEN_LAUNCH(hm_lstm_b_d_kernel1, c_shape0, (z, zd, zb, zbd, z_shape1, c, cd, cb, cbd, c_shape0, flush, copy, c_new, c_newd, c_newb, c_newbd, h_newb, h_newbd));
+    ADGEN_LAUNCH(hm_lstm_b_d_kernel0, c_shape0, (z, zd, zb, zbd, z_shape1, c, cd, cb, cbd, c_shape0, flush, copy, c_new, c_newd, c_newb, c_newbd, h_new, h_newd, h_newb, h_newbd));
     adgen_tape_bytes_last = 0;
 }
 
@@ -280,8 +258,6 @@ ADGEN_KERNEL xs_lookup_b_d_kernel0(const double *energy, const double *energyd, 
         /* kernels.py:48: sigma[p] = acc */
         sigma[p] = acc;
         sigmad[p] = 0.0;
-        /* kernels.py:35: e = energy[p] */
-        e = energy[p];
         /* kernels.py:38: while hi - lo > 1: */
         lo = 0;
         while (hi - lo > 1) {
