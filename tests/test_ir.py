@@ -93,6 +93,26 @@ def test_cse_shares_loads_across_stores_into_other_arrays() -> None:
     assert print_function(fn).count("load") == 2  # a[0] once, b[0] after its store
 
 
+LOOP_TWICE = ("from adgen import Array, f64\n"
+              "def f(a: Array[f64], b: Array[f64], n: int) -> float:\n"
+              "    s = 0.0\n    for i in range(n):\n        s = max(s, a[i])\n"
+              "{between}"
+              "    t = 0.0\n    for j in range(n):\n        t = max(t, a[j])\n"
+              "    return s * t\n")
+
+
+@pytest.mark.parametrize("between, loops", [
+    ("", 1),                                   # the same loop: computed once
+    ("    b[0] = s\n", 1),                     # a store into another array: still the same
+    ("    a[0] = s\n", 2),                     # a store into the array it reads: not
+])
+def test_cse_shares_a_loop_equal_to_one_before_it(between: str, loops: int) -> None:
+    fn = lower(LOOP_TWICE.format(between=between))
+    simplify(fn)
+    verify_function(fn)
+    assert count(fn, "for") == loops
+
+
 def test_dce_removes_dead_loop_carried_value() -> None:
     fn = lower("def f(x: float, n: int) -> float:\n    s = x\n    t = x\n"
                "    for i in range(n):\n        s = s + 1.0\n        t = t * t\n    return s\n")

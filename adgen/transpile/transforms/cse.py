@@ -5,7 +5,12 @@
     %c = mul %a, %b
 
 Pure ops are shared with any equal op that dominates them (same region or
-an enclosing one).  Loads are shared only within one region and only while
+an enclosing one).  So are whole loops that only compute (no store, call,
+tape op, allocation or early exit) and are op for op the same as one
+before them in their region, under the same conditions as loads for the
+arrays they read: the adjoint of an iteration that computes the iteration
+again, fused with the forward loop, finds the argmin of ``kmeans_cost``
+once, not twice.  Loads are shared only within one region and only while
 no store to their array and no call (nested or not) could have written it in
 between: arrays that a function writes never overlap other arrays it gets
 (the language's rule, checked by the binding and at calls), so a store to
@@ -15,9 +20,13 @@ between: arrays that a function writes never overlap other arrays it gets
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from dataclasses import fields
 
-from ..ir.core import Call, Cast, Const, Dim, Function, Load, Op, Prim, Region, Store, Value
+from ..ir.core import (
+    Assert, Break, Call, Cast, Const, Continue, Dim, For, Function, Load, Op, Pop, Prim, Push,
+    Region, Return, Store, Value, While, Zeros,
+)
 from ..ir.walk import substitute
 
 
@@ -48,6 +57,42 @@ def _writes(op: Op) -> tuple[bool, set[int]]:
     return calls, stored
 
 
+#: what a loop that is shared with an equal one before it may not hold
+EFFECTS = (Store, Call, Push, Pop, Zeros, Assert, Break, Continue, Return)
+#: the fields of an op that are not attributes of what it computes
+NOT_ATTRIBUTES = {"operands", "results", "regions", "loc", "note"}
+
+
+def _loop_key(loop: Op, resolve: Callable[[Value], Value]) -> Hashable | None:
+    """The structure of a loop that only computes: its ops in order with their attributes,
+    result types and operands (values of the loop by position, others by identity); None
+    for a loop with an effect."""
+    if any(isinstance(o, EFFECTS) for o in loop.walk()):
+        return None
+    local: dict[int, int] = {}
+
+    def name(v: Value) -> Hashable:
+        v = resolve(v)
+        return ("local", local[id(v)]) if id(v) in local else ("outer", id(v))
+
+    def region_key(r: Region) -> Hashable:
+        for a in r.args:
+            local[id(a)] = len(local)
+        return (tuple(str(a.type) for a in r.args), tuple(op_key(o) for o in r.ops))
+
+    def op_key(o: Op) -> Hashable:
+        attrs = tuple((f.name, repr(getattr(o, f.name))) for f in fields(o)
+                      if f.name not in NOT_ATTRIBUTES)
+        operands = tuple(name(v) for v in o.operands)
+        regions = tuple(region_key(r) for r in o.regions)
+        for res in o.results:
+            local[id(res)] = len(local)
+        return (type(o).__name__, attrs, operands, tuple(str(r.type) for r in o.results),
+                regions)
+
+    return op_key(loop)
+
+
 def cse(fn: Function) -> bool:
     subst: dict[int, Value] = {}
     changed = False
@@ -57,7 +102,7 @@ def cse(fn: Function) -> bool:
             v = subst[id(v)]
         return v
 
-    def region(r: Region, table: ChainMap[Hashable, Value]) -> None:
+    def region(r: Region, table: ChainMap[Hashable, Value | Op]) -> None:
         nonlocal changed
         calls = 0  # the calls so far in this region
         stores: dict[int, int] = {}  # array -> the stores into it so far in this region
@@ -70,9 +115,23 @@ def cse(fn: Function) -> bool:
                 stores[array] = stores.get(array, 0) + 1
             epoch = (calls, stores.get(id(op.operands[0]), 0)) if isinstance(op, Load) else (0, 0)
             key = _key(op, epoch, r)
+            shape = _loop_key(op, resolve) if isinstance(op, (For, While)) else None
+            if shape is not None:  # a loop that only computes: the same as one before?
+                read = sorted({id(o.operands[0]) for o in op.walk() if isinstance(o, Load)})
+                loop_key = ("loop", id(r), calls, tuple((a, stores.get(a, 0)) for a in read),
+                            shape)
+                same = table.get(loop_key)
+                if isinstance(same, Op):
+                    for mine, theirs in zip(op.results, same.results, strict=True):
+                        if theirs.name is None:
+                            theirs.name = mine.name
+                        subst[id(mine)] = theirs
+                    changed = True
+                    continue
+                table[loop_key] = op
             if key is not None:
                 prev = table.get(key)
-                if prev is not None and prev.type == op.result.type:
+                if isinstance(prev, Value) and prev.type == op.result.type:
                     if prev.name is None:
                         prev.name = op.result.name
                     subst[id(op.result)] = prev

@@ -158,45 +158,28 @@ ADGEN_KERNEL xs_lookup_b_kernel0(const double *energy, double *energyb, int64_t 
         /* kernels.py:37: hi = len(grid) - 1 */
         int64_t hi = grid_shape0 - 1;
         /* kernels.py:38: while hi - lo > 1: */
-        int64_t hi_1 = hi;
         int64_t lo = 0;
-        while (hi_1 - lo > 1) {
+        while (hi - lo > 1) {
             /* kernels.py:39: mid = (lo + hi) // 2 */
-            int64_t mid = adgen_floordiv_i64(lo + hi_1, 2);
+            int64_t mid = adgen_floordiv_i64(lo + hi, 2);
             /* kernels.py:40: if grid[mid] > e: */
             if (grid[mid] > e) {
-                hi_1 = mid;
+                hi = mid;
             } else {
                 lo = mid;
             }
         }
         /* kernels.py:44: t = (e - grid[lo]) / (grid[hi] - grid[lo]) */
         double grid_lo = grid[lo];
-        double t = (e - grid_lo) / (grid[hi_1] - grid_lo);
+        double tmp = grid[hi] - grid_lo;
+        double t = (e - grid_lo) / tmp;
         /* kernels.py:46: for r in range(xs.shape[1]): */
         double acc = 0.0;
         for (int64_t r = 0; r < xs_shape1; ++r) {
-            acc = acc + weight[r] * ((1.0 - t) * xs[lo * xs_shape1 + r] + t * xs[hi_1 * xs_shape1 + r]);
+            acc = acc + weight[r] * ((1.0 - t) * xs[lo * xs_shape1 + r] + t * xs[hi * xs_shape1 + r]);
         }
         /* kernels.py:48: sigma[p] = acc */
         sigma[p] = acc;
-        /* kernels.py:38: while hi - lo > 1: */
-        lo = 0;
-        while (hi - lo > 1) {
-            /* kernels.py:39: mid = (lo + hi) // 2 */
-            int64_t mid_1 = adgen_floordiv_i64(lo + hi, 2);
-            /* kernels.py:40: if grid[mid] > e: */
-            if (grid[mid_1] > e) {
-                hi = mid_1;
-            } else {
-                lo = mid_1;
-            }
-        }
-        /* kernels.py:44: t = (e - grid[lo]) / (grid[hi] - grid[lo]) */
-        double grid_lo_1 = grid[lo];
-        double tmp = grid[hi] - grid_lo_1;
-        t = (e - grid_lo_1) / tmp;
-        /* kernels.py:48: sigma[p] = acc */
         double accb = sigmab[p];
         sigmab[p] = 0.0;
         accb = retb + accb;
@@ -268,7 +251,8 @@ ADGEN_KERNEL kmeans_cost_b_kernel0(const double *x, double *xb, int64_t x_shape0
             best = adgen_min_f64(best, d2);
         }
         /* kernels.py:60: for k in range(centers.shape[0]): */
-        if (k != -1) {
+        bool tmp = k != -1;
+        if (tmp) {
             /* kernels.py:62: for j in range(x.shape[1]): */
             double d2_1 = 0.0;
             for (int64_t j = 0; j < x_shape1; ++j) {
@@ -281,21 +265,7 @@ ADGEN_KERNEL kmeans_cost_b_kernel0(const double *x, double *xb, int64_t x_shape0
             best = 1e+300;
         }
         /* kernels.py:60: for k in range(centers.shape[0]): */
-        double best_1 = 1e+300;
-        k = -1;
-        for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
-            /* kernels.py:62: for j in range(x.shape[1]): */
-            double d2_2 = 0.0;
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* kernels.py:63: t = x[i, j] - centers[k, j] */
-                double t_2 = x[i * x_shape1 + j] - centers[k_1 * centers_shape1 + j];
-                d2_2 = d2_2 + t_2 * t_2;
-            }
-            k = d2_2 < best_1 ? k_1 : k;
-            best_1 = adgen_min_f64(best_1, d2_2);
-        }
-        /* kernels.py:60: for k in range(centers.shape[0]): */
-        if (k != -1) {
+        if (tmp) {
             /* kernels.py:62: for j in range(x.shape[1]): */
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* kernels.py:64: d2 += t * t */
