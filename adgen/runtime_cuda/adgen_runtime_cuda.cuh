@@ -123,17 +123,31 @@ typedef adgen_tape adgen_dtape;
         ADGEN_CUDA_CHECK(cudaGetLastError());                                   \
     } while (0)
 /* A launch whose kernel keeps block copies of arrays (ADGEN_BLOCK_PRIVATE) of `bytes`
- * together in shared memory: the copies that fit in ADGEN_BLOCK_PRIVATE_BYTES. */
+ * together in shared memory: the copies that fit in ADGEN_BLOCK_PRIVATE_BYTES (over 48 KiB,
+ * the kernel is first allowed that much, where the GPU has it). */
 #define ADGEN_LAUNCH_SHARED(kernel, n, bytes, args)                             \
     do {                                                                        \
         size_t adgen_bytes_ = (bytes);                                          \
-        kernel<<<adgen_grid(n), ADGEN_BLOCK,                                    \
-                 adgen_bytes_ < ADGEN_BLOCK_PRIVATE_BYTES ? adgen_bytes_ : ADGEN_BLOCK_PRIVATE_BYTES>>> args; \
+        if (adgen_bytes_ > ADGEN_BLOCK_PRIVATE_BYTES)                           \
+            adgen_bytes_ = ADGEN_BLOCK_PRIVATE_BYTES;                           \
+        if (adgen_bytes_ > 48 * 1024)                                           \
+            ADGEN_CUDA_CHECK(cudaFuncSetAttribute(                              \
+                kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)adgen_bytes_)); \
+        kernel<<<adgen_grid(n), ADGEN_BLOCK, adgen_bytes_>>> args;              \
         ADGEN_CUDA_CHECK(cudaGetLastError());                                   \
     } while (0)
 #define ADGEN_ATOMIC_ADD(target, value) adgen_atomic_add(&(target), (value))
 #define ADGEN_BLOCK_PRIVATE_ADD(array, copy, n) adgen_block_private_add(array, copy, n)
 
+/* atomicAdd of each type an array may hold (int64_t through the unsigned 64-bit add: the
+ * same bits in two's complement) */
+static __device__ inline void adgen_atomic_add1(double *t, double v) { atomicAdd(t, v); }
+static __device__ inline void adgen_atomic_add1(float *t, float v) { atomicAdd(t, v); }
+static __device__ inline void adgen_atomic_add1(int32_t *t, int32_t v) { atomicAdd((int *)t, (int)v); }
+static __device__ inline void adgen_atomic_add1(int64_t *t, int64_t v)
+{
+    atomicAdd((unsigned long long *)t, (unsigned long long)v);
+}
 /* *target += value from every thread that calls it: the lanes of a warp that call it together
  * with the same target sum their values and one adds the sum; others add their own. */
 #define ADGEN_ATOMIC(T)                                                        \
@@ -145,13 +159,15 @@ typedef adgen_tape adgen_dtape;
         if (lanes.size() > 1 && lanes.all(first == (unsigned long long)target)) { \
             value = cg::reduce(lanes, value, cg::plus<T>());                   \
             if (lanes.thread_rank() == 0)                                      \
-                atomicAdd(target, value);                                      \
+                adgen_atomic_add1(target, value);                              \
         } else {                                                               \
-            atomicAdd(target, value);                                          \
+            adgen_atomic_add1(target, value);                                  \
         }                                                                      \
     }
 ADGEN_ATOMIC(double)
 ADGEN_ATOMIC(float)
+ADGEN_ATOMIC(int32_t)
+ADGEN_ATOMIC(int64_t)
 
 /* The block's zeroed copy of the n elements (of `size` bytes) of `array`, in its shared
  * memory after the `*used` bytes of the copies before it, when they fit together in

@@ -655,7 +655,9 @@ class FunctionEmitter(Variables):
             if s == -1:  # independent iterations: upwards, which vectorises without permutes
                 header = self.ascending_header(op)
         self.emit(header + " {", depth)
+        self.host_ivs.append(iv)
         self.region(op.body, depth + 1)
+        self.host_ivs.pop()
         self.emit("}", depth)
         self.atomic_arrays = outer_atomic
         for a, name, count in private:
@@ -707,7 +709,8 @@ class FunctionEmitter(Variables):
         lo = self.expr(op.operands[0]).text
         cond, count = self.loop_condition(op, s)
         name = f"{self.fn.name}_kernel{len(self.kernels)}"
-        known = {p.name for p in self.sig.params} | {v.name for v in self.vars if v.declared}
+        known = {p.name for p in self.sig.params} | {v.name for v in self.vars if v.declared} | \
+            set(self.host_ivs)
         sums = [self.var_of[id(a)] for a in self.sums(op)]
         for var in sums:
             if var.ctype not in ("double", "float"):
@@ -734,6 +737,10 @@ class FunctionEmitter(Variables):
             if var.name in used and var.name not in args:
                 params.append(f"{var.ctype} {var.name}")
                 args.append(var.name)
+        for host_iv in self.host_ivs:
+            if host_iv in used and host_iv not in args:
+                params.append(f"int64_t {host_iv}")
+                args.append(host_iv)
         groups: dict[str, list[Var]] = {}
         for var in sums:
             groups.setdefault(var.ctype, []).append(var)

@@ -116,6 +116,9 @@ class Variables:
         self.private_names: dict[int, str] = {}
         #: CUDA: the kernels of this function's pranges, emitted before it
         self.kernels: list[str] = []
+        #: the index variables of the host loops around the op being emitted (a kernel in
+        #: one may read them: they are its parameters then)
+        self.host_ivs: list[str] = []
         #: pushes and pops through a block of the tape (``c.tape_block``): block, byte offset
         self.block_slots: dict[int, tuple[str, str]] = {}
 

@@ -14,7 +14,10 @@ once, not twice.  Loads are shared only within one region and only while
 no store to their array and no call (nested or not) could have written it in
 between: arrays that a function writes never overlap other arrays it gets
 (the language's rule, checked by the binding and at calls), so a store to
-``y`` leaves the loads of ``x`` valid.
+``y`` leaves the loads of ``x`` valid.  (One exception: an adjoint called
+for ``g(x, x)``, where ``g`` only reads both, gets ``xb`` twice.  Those
+adjoints are only incremented, each load right before its store, so no
+load of one is shared across a store into the other.)
 """
 
 from __future__ import annotations
