@@ -803,11 +803,10 @@ class FunctionEmitter(Variables):
             return [], "0"
         arrays.sort(key=lambda a: (self.var_of[id(a)].ctype != "double",
                                    len(self.shapes[id(a)])))
-        ordered = arrays
         used = self.fresh_name("shared_bytes")
         lines = [f"size_t {used} = 0;"]
         counts: dict[str, dict[str, int]] = {}  # C type -> element count -> arrays of it
-        for a in ordered:
+        for a in arrays:
             var = self.var_of[id(a)]
             count = self.element_count(a)
             copy = self.private_names[id(a)] = self.fresh_name(var.name + "_t")
