@@ -52,8 +52,8 @@ def xs_lookup(energy: Array[f64], grid: Array[f64], xs: Array[f64, 2], weight: A
 
 def kmeans_cost(x: Array[f64, 2], centers: Array[f64, 2]) -> f64:
     """The dense k-means cost: each point's squared distance to its nearest center, summed.
-    Its adjoint recomputes each point's distances in the thread and keeps the choices of
-    the minimum on the thread's tape."""
+    Its adjoint kernel finds each point's nearest center once, in the thread, and adds to
+    that center's adjoint (a block copy in shared memory)."""
     total = 0.0
     for i in prange(x.shape[0]):
         best = 1.0e300
