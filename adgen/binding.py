@@ -38,64 +38,79 @@ class _Call:
 
     def __call__(self, values: dict[str, Any], nbdirs: int | None = None) -> tuple[Any, dict[str, Any]]:
         """``values``: C parameter name -> Python value.  Returns (C return, out results)."""
-        fn, ffi = self.fn, self.ffi
-        args: list[Any] = []
-        outs: dict[str, Any] = {}
-        arrays: dict[str, np.ndarray] = {}
         transfers = None
         if self.device:
             from .cuda import Transfers
             transfers = Transfers()
         try:  # (device copies made before a failure are freed too)
-            for p in self.sig.params:
-                kind = p.source[0]
-                if kind == "value":
-                    i = p.source[1]
-                    v = fn.params[i]
-                    name = fn.param_names[i]
-                    if name == fn.nbdirs and nbdirs is not None:
-                        if self.fixed_nbdirs is not None and nbdirs != self.fixed_nbdirs:
-                            raise ValueError(
-                                f"{self.sig.name}: this build takes {self.fixed_nbdirs} "
-                                f"directions (-DADGEN_NBDIRS={self.fixed_nbdirs}), got {nbdirs}")
-                        args.append(nbdirs)
-                        continue
-                    t = v.type
-                    if isinstance(t, ArrayType):
-                        arr = values[name]
-                        arrays[name] = arr
-                        if transfers is None and not isinstance(arr, np.ndarray):
-                            raise TypeError(f"argument '{name}' is a device array "
-                                            "(__cuda_array_interface__): this build runs on the host "
-                                            "(the C target, or the CUDA emulation); pass a NumPy array")
-                        ptr = transfers.pointer(arr, name in self.written) if transfers else \
-                            arr.ctypes.data
-                        args.append(ffi.cast(p.ctype.replace("const ", ""), ptr))
-                    elif isinstance(t, VecType):
-                        arr = values[name]
-                        arrays[name] = arr
-                        args.append(ffi.cast(p.ctype.replace("const ", ""), arr.ctypes.data))
-                    else:
-                        args.append(values[name])
-                elif kind == "shape":
-                    i, axis = p.source[1], p.source[2]  # type: ignore[misc]
-                    args.append(arrays[fn.param_names[i]].shape[axis])
-                else:
-                    r = fn.results[p.source[1]]
-                    elem = r.type.elem if isinstance(r.type, VecType) else r.type
-                    assert isinstance(elem, ScalarType)
-                    count = nbdirs if isinstance(r.type, VecType) else 1
-                    buf = ffi.new(f"{elem.c_name}[]", max(count or 1, 1))
-                    outs[r.name] = (buf, count, isinstance(r.type, VecType))
-                    args.append(buf)
+            args, outs = self.arguments(values, nbdirs, transfers)
             ret = self.cfunc(*args)
         finally:
             if transfers is not None:
                 transfers.finish()
-        results: dict[str, Any] = {}
-        for name, (buf, count, vec) in outs.items():
-            results[name] = np.array(ffi.unpack(buf, count)) if vec else buf[0]
-        return ret, results
+        return ret, self.results(outs)
+
+    def arguments(self, values: dict[str, Any], nbdirs: int | None = None,
+                  transfers: Any = None) -> tuple[list[Any], dict[str, Any]]:
+        """The C arguments of a call with ``values`` (C parameter name -> Python value), for
+        ``self.cfunc(*args)``, and the buffers of its out results (for ``results``).  On a
+        GPU, ``transfers`` (a ``cuda.Transfers``, finished by the caller after the call)
+        makes the device copies of NumPy arrays; with device arrays only, the arguments can be
+        prepared once and the C function called many times (``benchmarks/gpu/run.py`` times
+        kernels and launches so)."""
+        fn, ffi = self.fn, self.ffi
+        args: list[Any] = []
+        outs: dict[str, Any] = {}
+        arrays: dict[str, np.ndarray] = {}
+        if self.device and transfers is None:
+            raise TypeError(f"{self.sig.name}: a call on the GPU needs a cuda.Transfers")
+        for p in self.sig.params:
+            kind = p.source[0]
+            if kind == "value":
+                i = p.source[1]
+                v = fn.params[i]
+                name = fn.param_names[i]
+                if name == fn.nbdirs and nbdirs is not None:
+                    if self.fixed_nbdirs is not None and nbdirs != self.fixed_nbdirs:
+                        raise ValueError(
+                            f"{self.sig.name}: this build takes {self.fixed_nbdirs} "
+                            f"directions (-DADGEN_NBDIRS={self.fixed_nbdirs}), got {nbdirs}")
+                    args.append(nbdirs)
+                    continue
+                t = v.type
+                if isinstance(t, ArrayType):
+                    arr = values[name]
+                    arrays[name] = arr
+                    if transfers is None and not isinstance(arr, np.ndarray):
+                        raise TypeError(f"argument '{name}' is a device array "
+                                        "(__cuda_array_interface__): this build runs on the host "
+                                        "(the C target, or the CUDA emulation); pass a NumPy array")
+                    ptr = transfers.pointer(arr, name in self.written) if transfers else \
+                        arr.ctypes.data
+                    args.append(ffi.cast(p.ctype.replace("const ", ""), ptr))
+                elif isinstance(t, VecType):
+                    arr = values[name]
+                    arrays[name] = arr
+                    args.append(ffi.cast(p.ctype.replace("const ", ""), arr.ctypes.data))
+                else:
+                    args.append(values[name])
+            elif kind == "shape":
+                i, axis = p.source[1], p.source[2]  # type: ignore[misc]
+                args.append(arrays[fn.param_names[i]].shape[axis])
+            else:
+                r = fn.results[p.source[1]]
+                elem = r.type.elem if isinstance(r.type, VecType) else r.type
+                assert isinstance(elem, ScalarType)
+                count = nbdirs if isinstance(r.type, VecType) else 1
+                buf = ffi.new(f"{elem.c_name}[]", max(count or 1, 1))
+                outs[r.name] = (buf, count, isinstance(r.type, VecType))
+                args.append(buf)
+        return args, outs
+
+    def results(self, outs: dict[str, Any]) -> dict[str, Any]:
+        """The out results of a call, from the buffers ``arguments`` made."""
+        return {name: np.array(self.ffi.unpack(buf, count)) if vec else buf[0]
+                for name, (buf, count, vec) in outs.items()}
 
 
 def check_array(name: str, value: Any, t: ArrayType, writable: bool, what: str = "argument",

@@ -14,7 +14,7 @@ import adgen
 from adgen.api import transpile
 from adgen.cuda import device_count
 from adgen.transpile.frontend.diagnostics import AdgenError
-from helpers import EXAMPLES, ROOT, check_goldens, run_cli
+from helpers import EXAMPLES, ROOT, check_goldens, functions_of, run_cli
 
 KERNELS = ROOT / "examples" / "kernels.py"
 MODES = ("primal", "forward", "reverse", "hvp")
@@ -185,6 +185,13 @@ def test_generated_kernels_and_launches() -> None:
     assert "ADGEN_ATOMIC_ADD(weightb_t[r], " in text
     assert "    ADGEN_BLOCK_PRIVATE_ADD(weightb, weightb_t, weight_shape0);\n" in text
     assert "energyb[p] += eb;" in text
+    # the stores of an iteration come after its loads and increments (transforms/sink.py):
+    # the output, and the zeroed adjoint of the output, last
+    lstm = functions_of(text)["hm_lstm_b_kernel0"]
+    assert lstm.endswith("        zb[i * z_shape1 + 0] += tmp * (f / tmp_1 * fb);\n"
+                         "        /* kernels.py:25: h_new[i] = o * math.tanh(c_new[i]) */\n"
+                         "        h_new[i] = o * tmp_7;\n"
+                         "        h_newb[i] = 0.0;\n    }\n"), lstm[-400:]
     # k-means: each thread finds its point's nearest centre (the running minimum becomes the
     # index of the one it keeps) and differentiates that distance only: one kernel, no tape
     kmeans = text[text.index("ADGEN_KERNEL kmeans_cost_b_kernel0("):]
@@ -192,6 +199,11 @@ def test_generated_kernels_and_launches() -> None:
     assert "k = d2 < best ? k_1 : k;" in kmeans
     assert "ADGEN_ATOMIC_ADD(centersb_t[k * centers_shape1 + j], -(tb));" in kmeans
     assert "DTAPE" not in text and "kmeans_cost_b_kernel1" not in text
+    # the GMM log-likelihood: one kernel computes the iteration once, pushes the exps on the
+    # thread's tape for its reverse, and adds up the value
+    mixture = transpile(str(ROOT / "examples" / "mixture.py"), ["reverse"], target="cuda")
+    loglik = functions_of(mixture.outputs["reverse"].source.text)  # type: ignore[attr-defined]
+    assert "loglik_b_kernel1" not in loglik and loglik["loglik_b_kernel0"].count("= exp(") == 1
 
 
 @needs_nvcc
@@ -225,6 +237,64 @@ def test_integer_increments_and_host_loop_indices_in_kernels(tmp_path: Path) -> 
                          args={"counts": [idx, np.linspace(0.5, 1.5, 6), np.zeros(3, np.int32),
                                           np.zeros(3, np.int64), 3]})
     assert report.ok, "\n" + report.table()
+
+
+SUMS = (
+    "from adgen import Array, f64, prange\n\n\n"
+    "def moments(x: Array[f64], y: Array[f64]) -> float:\n"
+    "    s = 0.0\n"
+    "    for i in prange(len(x)):\n"
+    "        s += x[i]\n"
+    "    a = 0.0\n"
+    "    b = 0.0\n"
+    "    c = 0.0\n"
+    "    for i in prange(len(y)):\n"
+    "        a += y[i]\n"
+    "        b += y[i] * y[i] * s\n"
+    "        c += x[i] * y[i]\n"
+    "    return a * b + c\n")
+
+
+def _check_kept_sums(tmp_path: Path, emulate: bool) -> None:
+    """Kernels with one sum, then three (the kept buffer grows), in the primal and the adjoint,
+    called again and again with other inputs (the buffer is zeroed before each launch), and
+    from four host threads at once (each has its own buffer): every value is CPython's."""
+    import importlib.util
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "moments.py"
+    path.write_text(SUMS)
+    spec = importlib.util.spec_from_file_location("moments_py", path)
+    plain = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(plain)  # type: ignore[union-attr]
+    m = adgen.load(str(path), modes=("primal", "reverse"), target="cuda", emulate=emulate)
+
+    def one(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(1, 3000))
+        x, y = rng.standard_normal(n), rng.standard_normal(n)
+        expect = plain.moments(list(x), list(y))
+        assert m.moments(x, y) == pytest.approx(expect, rel=1e-9, abs=1e-9)
+        value, (xb, yb) = m.moments.vjp((x, y), 1.0)
+        assert value == pytest.approx(expect, rel=1e-9, abs=1e-9)
+        a, b, s = y.sum(), (y * y).sum() * x.sum(), x.sum()
+        np.testing.assert_allclose(xb, a * (y * y).sum() + y, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(yb, b + a * 2 * y * s + x, rtol=1e-9, atol=1e-9)
+
+    for seed in range(6):
+        one(seed)
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(one, range(6, 30)))
+
+
+@needs_nvcc
+def test_the_sums_buffer_is_kept_and_zeroed_before_each_launch(tmp_path: Path) -> None:
+    _check_kept_sums(tmp_path, emulate=True)
+
+
+@needs_gpu
+def test_on_the_gpu_the_sums_buffer_is_kept_per_thread(tmp_path: Path) -> None:
+    _check_kept_sums(tmp_path, emulate=False)
 
 
 @needs_nvcc

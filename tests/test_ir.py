@@ -113,6 +113,53 @@ def test_cse_shares_a_loop_equal_to_one_before_it(between: str, loops: int) -> N
     assert count(fn, "for") == loops
 
 
+def test_cse_shares_an_if_equal_to_one_before_it() -> None:
+    fn = lower("from adgen import Array, f64\n"
+               "def f(a: Array[f64], n: int, c: float) -> float:\n"
+               "    s = 0.0\n    if c > 0.0:\n"
+               "        for i in range(n):\n            s = max(s, a[i])\n"
+               "    t = 0.0\n    if c > 0.0:\n"
+               "        for j in range(n):\n            t = max(t, a[j])\n"
+               "    return s * t\n")
+    simplify(fn)
+    verify_function(fn)
+    assert count(fn, "if") == 1 and count(fn, "for") == 1
+
+
+def _push_in_second_loop(what: str, between: bool = False) -> Function:
+    """LOOP_TWICE with a push in the second loop's body (what an adjoint's forward sweep
+    pushes: the loop's own ``what="carried"`` value, or the outer ``"n"``), and with
+    ``between`` a push of ``n`` between the two loops."""
+    from adgen.transpile.ir.core import For, Push
+    fn = lower(LOOP_TWICE.format(between=""))
+    loops = [op for op in fn.body.ops if isinstance(op, For)]
+    body = loops[1].body
+    value = body.args[1] if what == "carried" else fn.params[2]
+    body.ops.insert(len(body.ops) - 1, Push([value], [], NOWHERE))
+    if between:
+        fn.body.ops.insert(fn.body.ops.index(loops[1]), Push([fn.params[2]], [], NOWHERE))
+    return fn
+
+
+def test_cse_a_loop_that_pushes_what_it_computes_takes_the_place_of_an_equal_one() -> None:
+    """The adjoint of a prange that computes its iteration again, fused with the forward
+    loop: the copy that pushes its values for the reverse sweep replaces the forward
+    one."""
+    fn = _push_in_second_loop("carried")
+    simplify(fn)
+    verify_function(fn)
+    assert count(fn, "for") == 1 and count(fn, "push") == 1
+
+
+@pytest.mark.parametrize("what, between", [("n", False), ("carried", True)])
+def test_cse_keeps_a_pushing_loop_that_would_change_the_tape(what: str, between: bool) -> None:
+    # a push of a value from outside the loop, or a tape op between the two loops
+    fn = _push_in_second_loop(what, between)
+    simplify(fn)
+    verify_function(fn)
+    assert count(fn, "for") == 2
+
+
 def test_dce_removes_dead_loop_carried_value() -> None:
     fn = lower("def f(x: float, n: int) -> float:\n    s = x\n    t = x\n"
                "    for i in range(n):\n        s = s + 1.0\n        t = t * t\n    return s\n")
@@ -217,6 +264,86 @@ def test_fuse_merges_loops_that_share_arrays_only_at_their_own_rows() -> None:
     assert fuse(fn)
     verify_function(fn)
     assert count(fn, "for") == 1
+
+
+def _stores_and_accesses(fn: Function) -> list[str]:
+    """The loads and stores of ``fn``'s first prange body, in order, as "load a"/"store a"."""
+    loop = next(op for op in fn.walk() if op.mnemonic == "for")
+    names = {id(v): n for n, v in zip(fn.param_names, fn.params)}
+    return [f"{op.mnemonic} {names[id(op.operands[0])]}" for top in loop.body.ops
+            for op in top.walk() if op.mnemonic in ("load", "store")]
+
+
+def test_sink_moves_plain_stores_of_an_iteration_to_its_end() -> None:
+    """y[i] = 0 moves past the loads and the increment of other arrays, and past an if that
+    does not touch y, to the end of the iteration; z[i] = ... stops before the load of z;
+    the increment of w stays; two stores that meet the same stop keep their order."""
+    from adgen.transpile.transforms.sink import sink_stores
+    fn = lower("from adgen import Array, f64, prange\n\n"
+               "def f(x: Array[f64], y: Array[f64], z: Array[f64], w: Array[f64]) -> None:\n"
+               "    for i in prange(len(x)):\n"
+               "        t = y[i]\n"
+               "        y[i] = 0.0\n"
+               "        z[i] = t * x[i]\n"
+               "        w[i] += x[i] * t\n"
+               "        if x[i] > 0.0:\n"
+               "            w[i] += 1.0\n"
+               "        x[i] = z[i] + 1.0\n")
+    simplify(fn)
+    before = _stores_and_accesses(fn)
+    assert before == ["load y", "store y", "load x", "store z", "load w", "store w", "load w",
+                      "store w", "load z", "store x"]
+    assert sink_stores(fn)
+    verify_function(fn)
+    assert _stores_and_accesses(fn) == ["load y", "load x", "load w", "store w", "load w",
+                                        "store w", "store z", "load z", "store y", "store x"]
+    assert not sink_stores(fn)  # a fixed point
+
+
+@pytest.mark.parametrize("between", [
+    "        g(x)\n",                        # a call may read y
+    "        s = y[0]\n        x[i] = s\n",  # a load of y, at another index
+])
+def test_sink_stops_a_store_before_what_may_see_its_array(between: str) -> None:
+    from adgen.transpile.transforms.sink import sink_stores
+    fn = lower("from adgen import Array, f64, prange\n\n"
+               "def g(x: Array[f64]) -> None:\n    x[0] = 1.0\n\n"
+               "def f(x: Array[f64], y: Array[f64]) -> None:\n"
+               "    for i in prange(len(x)):\n"
+               "        y[i] = 2.0\n" + between +
+               "        x[i] += 3.0\n", "f")
+    simplify(fn)
+    first = _stores_and_accesses(fn)[0]
+    sink_stores(fn)
+    assert _stores_and_accesses(fn)[0] == first == "store y"
+
+
+def test_sink_leaves_increments_in_any_form_where_they_are() -> None:
+    """y[i] = 2 x[i] + y[i] stores what it loaded from y: an increment (adjoints passed twice
+    for g(x, x) are one array under two names, and two increments of it do not commute as
+    a load and a store apart)."""
+    from adgen.transpile.transforms.sink import sink_stores
+    fn = lower("from adgen import Array, f64, prange\n\n"
+               "def f(x: Array[f64], y: Array[f64], z: Array[f64]) -> None:\n"
+               "    for i in prange(len(x)):\n"
+               "        y[i] = 2.0 * x[i] + y[i]\n"
+               "        z[i] = z[i] - x[i] * x[i]\n"
+               "        x[i] = 1.0\n")
+    simplify(fn)
+    before = _stores_and_accesses(fn)
+    assert not sink_stores(fn)
+    assert _stores_and_accesses(fn) == before
+
+
+def test_sink_leaves_sequential_loops_as_they_are() -> None:
+    from adgen.transpile.transforms.sink import sink_stores
+    fn = lower("from adgen import Array, f64\n\n"
+               "def f(x: Array[f64], y: Array[f64]) -> None:\n"
+               "    for i in range(len(x)):\n"
+               "        y[i] = 0.0\n"
+               "        x[i] += 1.0\n")
+    simplify(fn)
+    assert not sink_stores(fn)
 
 
 def test_single_exit_leaves_one_return_and_no_breaks() -> None:

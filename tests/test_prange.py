@@ -97,18 +97,25 @@ def test_what_runs_in_parallel() -> None:
     assert "ADGEN_OMP(omp parallel for reduction(+: s, cb_1))" in smooth
     assert smooth.count("ADGEN_OMP(omp atomic)") == 3
     # loglik's adjoint computes each iteration again, taping its inner loops on a tape of
-    # the thread's own; every iteration adds to all of meansb and logwb: each thread adds to
-    # a copy of its own, added to the array at the end (no atomics)
+    # the thread's own, in the forward loop (the sum); every iteration adds to all of meansb
+    # and logwb: each thread adds to a copy of its own, added to the array at the end (no
+    # atomics)
     loglik = adjoint[adjoint.index("double loglik_b("):adjoint.index("double smooth_b(")]
     assert "ADGEN_OMP(omp parallel)\n    {\n        adgen_tape thread_tape = ADGEN_TAPE_INIT;\n" \
         "        double *logwb_t = ADGEN_PRIVATE(double, logwb, logw_shape0);\n" \
         "        double *meansb_t = ADGEN_PRIVATE(double, meansb, means_shape0 * means_shape1);\n" \
-        "        ADGEN_OMP(omp for)\n" in loglik
+        "        ADGEN_OMP(omp for reduction(+: total))\n" in loglik
     assert "meansb_t[k_1 * means_shape1 + j] -= " in loglik and "omp atomic" not in loglik
     assert "ADGEN_PRIVATE_ADD(f64, meansb, meansb_t, means_shape0 * means_shape1);" in loglik
     # each iteration's inner loop takes its exps as one block of the thread's tape
     assert "adgen_push_block(&thread_tape, " in loglik and "adgen_pop_block(&thread_tape, " in loglik
     assert "&tape" not in loglik and "prange run in sequence" not in loglik
+    # the forward loop and the adjoint's own forward pass over the iteration are one: the
+    # loop that pushes the exps takes the place of the one that only sums them (cse.py), and
+    # the nearest mean is found once
+    code = [line for line in loglik.splitlines() if "/*" not in line]
+    assert sum("= exp(" in line for line in code) == 1
+    assert sum("top = logw[k] - 0.5 * d2" in line for line in code) == 1
 
 
 def test_a_prange_whose_inputs_change_later_is_reversed_in_sequence(tmp_path: Path) -> None:
@@ -244,7 +251,8 @@ def test_a_call_whose_adjoint_adds_to_shared_arrays_keeps_the_loop_in_sequence(
 
 def test_a_sum_added_to_in_an_inner_loop_stays_a_parallel_sum(tmp_path: Path) -> None:
     # the adjoint of s passes through the inner loops unchanged: shared, not carried, so the
-    # adjoint loop is parallel too (with a tape per thread for the while's trip counts)
+    # adjoint loop is parallel too (with a tape per thread for the while's trip counts), and
+    # one with the forward loop, which sums s
     path = tmp_path / "m.py"
     path.write_text(textwrap.dedent("""
         from adgen import Array, f64, prange
@@ -261,6 +269,6 @@ def test_a_sum_added_to_in_an_inner_loop_stays_a_parallel_sum(tmp_path: Path) ->
         """))
     adjoint = transpile(str(path), ["reverse"]).outputs["reverse"].source.text  # type: ignore[attr-defined]
     assert "prange run in sequence" not in adjoint
-    assert "ADGEN_OMP(omp for reduction(+: cb_1))" in adjoint
+    assert "ADGEN_OMP(omp for reduction(+: s, cb_1))" in adjoint
     report = adgen.check(str(path), modes=("forward", "reverse", "hvp"), openmp=True)
     assert report.ok, report.table()

@@ -5,8 +5,10 @@
  * (ADGEN_GRID_LOOP), thread sums reduced by warp shuffles and one atomicAdd per warp
  * (adgen_warp_add_f64/_f32), launched by ADGEN_LAUNCH with ADGEN_BLOCK threads per block
  * and enough blocks to cover the range (at most ADGEN_MAX_BLOCKS; the loop strides over
- * the rest).  Every CUDA call is checked (ADGEN_CUDA_CHECK) and a failure names the line
- * of the generated file.
+ * the rest).  The warps add their sums into a device buffer the host thread keeps from
+ * launch to launch (adgen_cuda_sums_f64/_f32), read back after the kernel
+ * (adgen_cuda_fetch_f64/_f32).  Every CUDA call is checked (ADGEN_CUDA_CHECK) and a failure
+ * names the line of the generated file.
  *
  * Adjoint kernels add to arrays other threads add to as well with ADGEN_ATOMIC_ADD: where
  * the lanes of a warp that get there together add to one address, they sum their values by
@@ -69,20 +71,25 @@ static inline void *adgen_block_private(void *array, int64_t n, size_t size, siz
 }
 #define ADGEN_BLOCK_PRIVATE_ADD(array, copy, n) ((void)(copy))
 
-static inline double *adgen_cuda_zeros_f64(int64_t n)
-{
-    return (double *)adgen_calloc((size_t)n, sizeof(double));
-}
-static inline float *adgen_cuda_zeros_f32(int64_t n)
-{
-    return (float *)adgen_calloc((size_t)n, sizeof(float));
-}
-#define ADGEN_FETCH(T, S)                                                      \
-    static inline void adgen_cuda_fetch_##S(T *host, T *dev, int64_t n)        \
+/* the sums' "device" buffer: host memory of the thread, kept as on a GPU */
+#define ADGEN_SUMS(T, S)                                                       \
+    static inline T *adgen_cuda_sums_##S(int64_t n)                            \
+    {                                                                          \
+        static ADGEN_THREAD_LOCAL T *kept;                                     \
+        static ADGEN_THREAD_LOCAL int64_t capacity;                            \
+        if (n > capacity) {                                                    \
+            free(kept);                                                        \
+            capacity = n < 32 ? 32 : n;                                        \
+            kept = (T *)adgen_calloc((size_t)capacity, sizeof(T));             \
+        }                                                                      \
+        for (int64_t e = 0; e < n; ++e)                                        \
+            kept[e] = 0;                                                       \
+        return kept;                                                           \
+    }                                                                          \
+    static inline void adgen_cuda_fetch_##S(T *host, const T *dev, int64_t n)  \
     {                                                                          \
         for (int64_t e = 0; e < n; ++e)                                        \
             host[e] = dev[e];                                                  \
-        free(dev);                                                             \
     }
 #define ADGEN_WARP_ADD(T, S)                                                   \
     static inline void adgen_warp_add_##S(T *target, T value)                  \
@@ -202,22 +209,43 @@ static __device__ inline void *adgen_block_private(void *array, int64_t n, size_
 ADGEN_BLOCK_PRIVATE_ADD_TYPE(double)
 ADGEN_BLOCK_PRIVATE_ADD_TYPE(float)
 
-#define ADGEN_ZEROS(T, S)                                                      \
-    static inline T *adgen_cuda_zeros_##S(int64_t n)                           \
-    {                                                                          \
-        T *p = NULL;                                                           \
-        ADGEN_CUDA_CHECK(cudaMalloc((void **)&p, (size_t)n * sizeof(T)));      \
-        ADGEN_CUDA_CHECK(cudaMemset(p, 0, (size_t)n * sizeof(T)));             \
-        return p;                                                              \
+/* The device buffer a kernel adds its sums to: one per type and host thread, kept from
+ * launch to launch on the device it was made on (a cudaMalloc and a cudaFree, which waits
+ * for the device, at every launch cost more than many a kernel) and made again only when a
+ * kernel needs more sums or the thread has changed devices.  Zeroed in the stream of the
+ * launch that follows. */
+typedef struct {
+    void *data;
+    size_t bytes;
+    int device;
+} adgen_cuda_kept;
+static inline void *adgen_cuda_keep(adgen_cuda_kept *kept, size_t bytes)
+{
+    int device;
+    ADGEN_CUDA_CHECK(cudaGetDevice(&device));
+    if (kept->data == NULL || kept->bytes < bytes || kept->device != device) {
+        if (kept->data != NULL) {
+            ADGEN_CUDA_CHECK(cudaSetDevice(kept->device));
+            ADGEN_CUDA_CHECK(cudaFree(kept->data));
+            ADGEN_CUDA_CHECK(cudaSetDevice(device));
+        }
+        kept->bytes = bytes < 256 ? 256 : bytes;
+        kept->device = device;
+        ADGEN_CUDA_CHECK(cudaMalloc(&kept->data, kept->bytes));
     }
-ADGEN_ZEROS(double, f64)
-ADGEN_ZEROS(float, f32)
-#define ADGEN_FETCH(T, S)                                                      \
-    static inline void adgen_cuda_fetch_##S(T *host, T *dev, int64_t n)        \
+    ADGEN_CUDA_CHECK(cudaMemsetAsync(kept->data, 0, bytes));
+    return kept->data;
+}
+#define ADGEN_SUMS(T, S)                                                       \
+    static inline T *adgen_cuda_sums_##S(int64_t n)                            \
+    {                                                                          \
+        static ADGEN_THREAD_LOCAL adgen_cuda_kept kept;                        \
+        return (T *)adgen_cuda_keep(&kept, (size_t)n * sizeof(T));             \
+    }                                                                          \
+    static inline void adgen_cuda_fetch_##S(T *host, const T *dev, int64_t n)  \
     {                                                                          \
         ADGEN_CUDA_CHECK(cudaMemcpy(host, dev, (size_t)n * sizeof(T),           \
                                     cudaMemcpyDeviceToHost));                  \
-        ADGEN_CUDA_CHECK(cudaFree(dev));                                       \
     }
 /* Adds value to *target, called by every thread of the kernel at its end (blocks are
  * whole warps): the lanes of a warp sum theirs by shuffles, and lane 0 adds the sum. */
@@ -269,8 +297,8 @@ ADGEN_HD static inline void adgen_dtape_full(void)
 #define ADGEN_BLOCK_PRIVATE(T, array, n, used)                                  \
     ((T *)adgen_block_private((array), (n), sizeof(T), &(used)))
 
-ADGEN_FETCH(double, f64)
-ADGEN_FETCH(float, f32)
+ADGEN_SUMS(double, f64)
+ADGEN_SUMS(float, f32)
 ADGEN_WARP_ADD(double, f64)
 ADGEN_WARP_ADD(float, f32)
 ADGEN_DTAPE_TYPE(double, f64)

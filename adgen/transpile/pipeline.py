@@ -22,6 +22,7 @@ from .transforms.extremes import running_extremes
 from .transforms.fold import fold
 from .transforms.fuse import fuse, fuse_ifs
 from .transforms.jam import jam
+from .transforms.sink import sink_stores
 
 if TYPE_CHECKING:
     from .analysis.activity import ModuleActivity, Request
@@ -248,7 +249,8 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
                     hvp_activity = analyze(hvp_source, hvp_requests(hvp_source))
                 target = differentiate(hvp_source, hvp_activity, vector=(mode == "vector-hvp"))
                 finish_module(target, mode, log)
-        target = emitted_form(target, copy=(mode == "primal"), debug=debug, log=log)
+        target = emitted_form(target, copy=(mode == "primal"), debug=debug, log=log,
+                              cuda=(options.target == "cuda"))
         irs[mode] = target
         outputs[mode] = emit_module(target, mode, options, command)
     unique = {(w.loc, w.message): w for w in diags.warnings}
@@ -256,11 +258,14 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
     return Transpiled(module, outputs, irs, log, warnings, options.target)
 
 
-def emitted_form(module: Module, copy: bool, debug: bool, log: PassLog) -> Module:
-    """The IR as it is emitted: loops around reductions jammed (``transforms/jam.py``), in
-    a copy when ``copy`` (the primal IR, which the AD transforms read).  Not in a debug
-    build, whose bounds checks must fail at the first bad index in the source's order
-    (the jammed copies read before the copies of earlier iterations store)."""
+def emitted_form(module: Module, copy: bool, debug: bool, log: PassLog,
+                 cuda: bool = False) -> Module:
+    """The IR as it is emitted: loops around reductions jammed (``transforms/jam.py``), and
+    for the CUDA target the stores of each kernel's iteration sunk to its end
+    (``transforms/sink.py``); in a copy when ``copy`` (the primal IR, which the AD
+    transforms read).  Not in a debug build, whose bounds checks must fail at the first bad
+    index in the source's order (the jammed copies read before the copies of earlier
+    iterations store)."""
     if debug:
         return module
     if copy:
@@ -270,6 +275,8 @@ def emitted_form(module: Module, copy: bool, debug: bool, log: PassLog) -> Modul
         if fn.external is None and jam(fn):
             log.record("jam", fn)
             simplify(fn, log=log)  # the copies' loads of the same element become one
+        if cuda and fn.external is None and sink_stores(fn):
+            log.record("sink", fn)
     return module
 
 

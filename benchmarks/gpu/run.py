@@ -3,6 +3,7 @@ times, and PyTorch autograd on the same GPU, in one table.
 
     python benchmarks/gpu/run.py                 # on a machine with a GPU (and CuPy or PyTorch)
     python benchmarks/gpu/run.py --emulate       # the CPU emulation: checks only, small sizes
+    python benchmarks/gpu/run.py --times-only    # without the device's three-way checks
 
 Problems (examples/kernels.py and examples/mixture.py), f32:
   hm_lstm      seed 003's HM-LSTM cell update, n x n units for n = 512, 1024, 2048
@@ -10,6 +11,9 @@ Problems (examples/kernels.py and examples/mixture.py), f32:
   gmm          a Gaussian-mixture log-likelihood (mixture.loglik): 2^18 points, d = 8, k = 16
   kmeans_cost  the dense k-means cost: 2^18 points, d = 8, k = 16
 
+Times are of the generated host function called through its cffi entry point with every
+array on the device and the C arguments prepared once (kernels, launches, and reading the
+sums back), synchronized after each call.
 Ratios are derivative time / primal time within one run, medians of --reps repetitions;
 adgen/torch is adgen's derivative time over PyTorch's.  No timing is asserted anywhere.
 "vs CPU" is the largest relative difference (in norm) between the tangent and adjoint
@@ -137,12 +141,21 @@ def _arguments(f: Any, mode: str, host: tuple, seed: int) -> dict[str, Any]:
 
 def _raw_call(f: Any, mode: str, values: dict[str, Any],
               to_device: Callable[[np.ndarray], Any]) -> tuple[Callable[[], Any], dict[str, Any]]:
-    """One call of the generated function of ``mode`` with every array already on the device:
+    """One call of the generated function of ``mode`` with every array already on the device,
+    its C arguments prepared once (``_Call.arguments``; on the emulation, host pointers):
     kernels and launches only; and the arguments it reads and writes."""
+    from adgen.cuda import Transfers
+
     placed = {name: to_device(v) if isinstance(v, np.ndarray) else v
               for name, v in values.items()}
     call = f._calls[mode]
-    return (lambda: call(placed)), placed
+    args, _ = call.arguments(placed, transfers=Transfers() if call.device else None)
+
+    def run() -> Any:
+        assert placed  # the arrays live as long as the pointers in args
+        return call.cfunc(*args)
+
+    return run, placed
 
 
 def _agreement(device: Any, host: Any, mode: str, args: tuple,
@@ -152,7 +165,7 @@ def _agreement(device: Any, host: Any, mode: str, args: tuple,
     benchmark's size: the atomics and block copies of many blocks at work."""
     values = _arguments(device, mode, args, seed=1)
     run, placed = _raw_call(device, mode, values, to_device)
-    got, _ = run()
+    got = run()
     expect, _ = host._calls[mode](values)
     worst = 0.0 if got is None else abs(got - expect) / max(abs(expect), 1e-30)
     for name, v in placed.items():
@@ -167,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--emulate", action="store_true", help="the CPU emulation (checks, small sizes)")
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--json", metavar="FILE")
+    p.add_argument("--times-only", action="store_true",
+                   help="skip the three-way checks of the device code (the times and 'vs CPU' only)")
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     import adgen
@@ -178,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     modes = ("primal", "forward", "reverse", "hvp")
     failed = False
     records: list[dict[str, Any]] = []
-    for path in (KERNELS, MIXTURE):
+    for path in (KERNELS, MIXTURE) if not args.times_only else ():
         for precision in ("f64", "f32"):
             report = adgen.check(str(path), modes=modes, target="cuda", emulate=args.emulate,
                                  precision=precision)

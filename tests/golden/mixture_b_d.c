@@ -54,58 +54,6 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
     (void)r_shape0;
     /* mixture.py:17: for i in prange(x.shape[0]): */
     double total = 0.0;
-    ADGEN_OMP(omp parallel for reduction(+: total))
-    for (int64_t i = 0; i < x_shape0; ++i) {
-        /* mixture.py:19: for k in range(means.shape[0]): */
-        double top = -1e+300;
-        int64_t k = -1;
-        for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
-            /* mixture.py:21: for j in range(x.shape[1]): */
-            double d2 = 0.0;
-            ADGEN_SIMD(omp simd reduction(+: d2))
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:22: t = x[i, j] - means[k, j] */
-                double t = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                d2 = d2 + t * t;
-            }
-            /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-            double tmp = logw[k_1] - 0.5 * d2;
-            k = tmp > top ? k_1 : k;
-            top = adgen_max_f64(top, tmp);
-        }
-        /* mixture.py:19: for k in range(means.shape[0]): */
-        if (k != -1) {
-            /* mixture.py:21: for j in range(x.shape[1]): */
-            double d2_1 = 0.0;
-            ADGEN_SIMD(omp simd reduction(+: d2_1))
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:22: t = x[i, j] - means[k, j] */
-                double t_1 = x[i * x_shape1 + j] - means[k * means_shape1 + j];
-                d2_1 = d2_1 + t_1 * t_1;
-            }
-            top = logw[k] - 0.5 * d2_1;
-        } else {
-            top = -1e+300;
-        }
-        /* mixture.py:26: for k in range(means.shape[0]): */
-        double acc = 0.0;
-        for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
-            /* mixture.py:28: for j in range(x.shape[1]): */
-            double d2_2 = 0.0;
-            ADGEN_SIMD(omp simd reduction(+: d2_2))
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:29: t = x[i, j] - means[k, j] */
-                double t_2 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                d2_2 = d2_2 + t_2 * t_2;
-            }
-            acc = acc + exp(logw[k_1] - 0.5 * d2_2 - top);
-        }
-        /* mixture.py:32: r[i] = top + math.log(acc) */
-        r[i] = top + log(acc);
-        rd[i] = 0.0;
-        total = total + r[i];
-    }
-    /* mixture.py:17: for i in prange(x.shape[0]): */
     ADGEN_OMP(omp parallel)
     {
         adgen_tape thread_tape = ADGEN_TAPE_INIT;
@@ -113,70 +61,73 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
         double *logwbd_t = ADGEN_PRIVATE(double, logwbd, logw_shape0);
         double *meansb_t = ADGEN_PRIVATE(double, meansb, means_shape0 * means_shape1);
         double *meansbd_t = ADGEN_PRIVATE(double, meansbd, means_shape0 * means_shape1);
-        ADGEN_OMP(omp for)
+        ADGEN_OMP(omp for reduction(+: total))
         for (int64_t i = 0; i < x_shape0; ++i) {
             /* mixture.py:19: for k in range(means.shape[0]): */
-            double top_1 = -1e+300;
-            int64_t k_2 = -1;
+            double top = -1e+300;
+            int64_t k = -1;
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:21: for j in range(x.shape[1]): */
-                double d2_3 = 0.0;
-                ADGEN_SIMD(omp simd reduction(+: d2_3))
+                double d2 = 0.0;
+                ADGEN_SIMD(omp simd reduction(+: d2))
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    double t_3 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                    d2_3 = d2_3 + t_3 * t_3;
+                    double t = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                    d2 = d2 + t * t;
                 }
                 /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-                double tmp_1 = logw[k_1] - 0.5 * d2_3;
-                k_2 = tmp_1 > top_1 ? k_1 : k_2;
-                top_1 = adgen_max_f64(top_1, tmp_1);
+                double tmp = logw[k_1] - 0.5 * d2;
+                k = tmp > top ? k_1 : k;
+                top = adgen_max_f64(top, tmp);
             }
             /* mixture.py:19: for k in range(means.shape[0]): */
-            bool tmp_2 = k_2 != -1;
+            bool tmp_1 = k != -1;
             double topd;
-            if (tmp_2) {
+            if (tmp_1) {
                 /* mixture.py:21: for j in range(x.shape[1]): */
-                double d2_4 = 0.0;
+                double d2_1 = 0.0;
                 double d2d = 0.0;
-                ADGEN_SIMD(omp simd reduction(+: d2_4, d2d))
+                ADGEN_SIMD(omp simd reduction(+: d2_1, d2d))
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    double t_4 = x[i * x_shape1 + j] - means[k_2 * means_shape1 + j];
-                    d2_4 = d2_4 + t_4 * t_4;
-                    d2d = d2d + 2.0 * t_4 * (xd[i * x_shape1 + j] - meansd[k_2 * means_shape1 + j]);
+                    double t_1 = x[i * x_shape1 + j] - means[k * means_shape1 + j];
+                    d2_1 = d2_1 + t_1 * t_1;
+                    d2d = d2d + 2.0 * t_1 * (xd[i * x_shape1 + j] - meansd[k * means_shape1 + j]);
                 }
-                top_1 = logw[k_2] - 0.5 * d2_4;
-                topd = logwd[k_2] - 0.5 * d2d;
+                top = logw[k] - 0.5 * d2_1;
+                topd = logwd[k] - 0.5 * d2d;
             } else {
-                top_1 = -1e+300;
+                top = -1e+300;
                 topd = 0.0;
             }
             /* mixture.py:26: for k in range(means.shape[0]): */
-            double acc_1 = 0.0;
+            double acc = 0.0;
             double accd = 0.0;
             int64_t count = means_shape0;
             unsigned char *block = adgen_push_block(&thread_tape, count * 16);
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:28: for j in range(x.shape[1]): */
-                double d2_5 = 0.0;
+                double d2_2 = 0.0;
                 double d2d_1 = 0.0;
-                ADGEN_SIMD(omp simd reduction(+: d2_5, d2d_1))
+                ADGEN_SIMD(omp simd reduction(+: d2_2, d2d_1))
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
-                    double t_5 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                    d2_5 = d2_5 + t_5 * t_5;
-                    d2d_1 = d2d_1 + 2.0 * t_5 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j]);
+                    double t_2 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                    d2_2 = d2_2 + t_2 * t_2;
+                    d2d_1 = d2d_1 + 2.0 * t_2 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j]);
                 }
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-                double tmp_3 = exp(logw[k_1] - 0.5 * d2_5 - top_1);
-                double tmp_4 = tmp_3 * (logwd[k_1] - 0.5 * d2d_1 - topd);
+                double tmp_2 = exp(logw[k_1] - 0.5 * d2_2 - top);
+                double tmp_3 = tmp_2 * (logwd[k_1] - 0.5 * d2d_1 - topd);
                 /* mixture.py:26: for k in range(means.shape[0]): */
-                adgen_put_f64(block, k_1 * 16, tmp_3);
-                adgen_put_f64(block, k_1 * 16 + 8, tmp_4);
-                acc_1 = acc_1 + tmp_3;
-                accd = accd + tmp_4;
+                adgen_put_f64(block, k_1 * 16, tmp_2);
+                adgen_put_f64(block, k_1 * 16 + 8, tmp_3);
+                acc = acc + tmp_2;
+                accd = accd + tmp_3;
             }
+            /* mixture.py:32: r[i] = top + math.log(acc) */
+            r[i] = top + log(acc);
+            rd[i] = 0.0;
             /* mixture.py:33: total += r[i] */
             rb[i] += retb;
             rbd[i] = 0.0;
@@ -184,62 +135,63 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
             double topb = rb[i];
             rb[i] = 0.0;
             rbd[i] = 0.0;
-            double tmp_5 = 1.0 / acc_1;
-            double accb = tmp_5 * topb;
-            double tmp_6 = topb * (tmp_5 / acc_1 * accd);
+            double tmp_4 = 1.0 / acc;
+            double accb = tmp_4 * topb;
+            double tmp_5 = topb * (tmp_4 / acc * accd);
             /* mixture.py:26: for k in range(means.shape[0]): */
             double topbd = 0.0;
             int64_t count_1 = means_shape0;
             const unsigned char *block_1 = adgen_pop_block(&thread_tape, count_1 * 16);
             for (int64_t k_1 = means_shape0 - 1; k_1 >= 0; --k_1) {
-                double tmp_7 = adgen_get_f64(block_1, k_1 * 16 + 8);
-                double tmp_8 = adgen_get_f64(block_1, k_1 * 16);
+                double tmp_6 = adgen_get_f64(block_1, k_1 * 16 + 8);
+                double tmp_7 = adgen_get_f64(block_1, k_1 * 16);
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-                double tmp_9 = tmp_8 * accb;
-                double tmp_10 = accb * tmp_7 - tmp_8 * tmp_6;
+                double tmp_8 = tmp_7 * accb;
+                double tmp_9 = accb * tmp_6 - tmp_7 * tmp_5;
+                double tmp_10 = 0.5 * tmp_8;
                 double tmp_11 = 0.5 * tmp_9;
-                double tmp_12 = 0.5 * tmp_10;
-                double d2b = -tmp_11;
-                logwb_t[k_1] += tmp_9;
-                logwbd_t[k_1] += tmp_10;
+                double d2b = -tmp_10;
+                logwb_t[k_1] += tmp_8;
+                logwbd_t[k_1] += tmp_9;
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 ADGEN_SIMD(omp simd)
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:30: d2 += t * t */
-                    double tmp_13 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
-                    double tb = tmp_13 * d2b;
-                    double tbd = -(tmp_11 * (2.0 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j]))) - tmp_13 * tmp_12;
+                    double tmp_12 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
+                    double tb = tmp_12 * d2b;
+                    double tbd = -(tmp_10 * (2.0 * (xd[i * x_shape1 + j] - meansd[k_1 * means_shape1 + j]))) - tmp_12 * tmp_11;
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
                     meansb_t[k_1 * means_shape1 + j] -= tb;
                     meansbd_t[k_1 * means_shape1 + j] -= tbd;
                     xb[i * x_shape1 + j] += tb;
                     xbd[i * x_shape1 + j] += tbd;
                 }
-                topb = topb - tmp_9;
-                topbd = topbd - tmp_10;
+                topb = topb - tmp_8;
+                topbd = topbd - tmp_9;
             }
             /* mixture.py:19: for k in range(means.shape[0]): */
-            if (tmp_2) {
+            if (tmp_1) {
                 /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-                double tmp_14 = 0.5 * topb;
-                double tmp_15 = 0.5 * topbd;
-                double d2b_1 = -tmp_14;
-                logwb_t[k_2] += topb;
-                logwbd_t[k_2] += topbd;
+                double tmp_13 = 0.5 * topb;
+                double tmp_14 = 0.5 * topbd;
+                double d2b_1 = -tmp_13;
+                logwb_t[k] += topb;
+                logwbd_t[k] += topbd;
                 /* mixture.py:21: for j in range(x.shape[1]): */
                 ADGEN_SIMD(omp simd)
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:23: d2 += t * t */
-                    double tmp_16 = 2.0 * (x[i * x_shape1 + j] - means[k_2 * means_shape1 + j]);
-                    double tb_1 = tmp_16 * d2b_1;
-                    double tbd_1 = -(tmp_14 * (2.0 * (xd[i * x_shape1 + j] - meansd[k_2 * means_shape1 + j]))) - tmp_16 * tmp_15;
+                    double tmp_15 = 2.0 * (x[i * x_shape1 + j] - means[k * means_shape1 + j]);
+                    double tb_1 = tmp_15 * d2b_1;
+                    double tbd_1 = -(tmp_13 * (2.0 * (xd[i * x_shape1 + j] - meansd[k * means_shape1 + j]))) - tmp_15 * tmp_14;
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    meansb_t[k_2 * means_shape1 + j] -= tb_1;
-                    meansbd_t[k_2 * means_shape1 + j] -= tbd_1;
+                    meansb_t[k * means_shape1 + j] -= tb_1;
+                    meansbd_t[k * means_shape1 + j] -= tbd_1;
                     xb[i * x_shape1 + j] += tb_1;
                     xbd[i * x_shape1 + j] += tbd_1;
                 }
             }
+            total = total + r[i];
         }
         ADGEN_PRIVATE_ADD(f64, logwb, logwb_t, logw_shape0);
         ADGEN_PRIVATE_ADD(f64, logwbd, logwbd_t, logw_shape0);

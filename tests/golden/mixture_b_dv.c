@@ -55,58 +55,6 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
     (void)r_shape0;
     /* mixture.py:17: for i in prange(x.shape[0]): */
     double total = 0.0;
-    ADGEN_OMP(omp parallel for reduction(+: total))
-    for (int64_t i = 0; i < x_shape0; ++i) {
-        /* mixture.py:19: for k in range(means.shape[0]): */
-        double top = -1e+300;
-        int64_t k = -1;
-        for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
-            /* mixture.py:21: for j in range(x.shape[1]): */
-            double d2 = 0.0;
-            ADGEN_SIMD(omp simd reduction(+: d2))
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:22: t = x[i, j] - means[k, j] */
-                double t = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                d2 = d2 + t * t;
-            }
-            /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-            double tmp = logw[k_1] - 0.5 * d2;
-            k = tmp > top ? k_1 : k;
-            top = adgen_max_f64(top, tmp);
-        }
-        /* mixture.py:19: for k in range(means.shape[0]): */
-        if (k != -1) {
-            /* mixture.py:21: for j in range(x.shape[1]): */
-            double d2_1 = 0.0;
-            ADGEN_SIMD(omp simd reduction(+: d2_1))
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:22: t = x[i, j] - means[k, j] */
-                double t_1 = x[i * x_shape1 + j] - means[k * means_shape1 + j];
-                d2_1 = d2_1 + t_1 * t_1;
-            }
-            top = logw[k] - 0.5 * d2_1;
-        } else {
-            top = -1e+300;
-        }
-        /* mixture.py:26: for k in range(means.shape[0]): */
-        double acc = 0.0;
-        for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
-            /* mixture.py:28: for j in range(x.shape[1]): */
-            double d2_2 = 0.0;
-            ADGEN_SIMD(omp simd reduction(+: d2_2))
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:29: t = x[i, j] - means[k, j] */
-                double t_2 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                d2_2 = d2_2 + t_2 * t_2;
-            }
-            acc = acc + exp(logw[k_1] - 0.5 * d2_2 - top);
-        }
-        /* mixture.py:32: r[i] = top + math.log(acc) */
-        r[i] = top + log(acc);
-        for (int64_t kd = 0; kd < nbdirs; ++kd) rd[i * nbdirs + kd] = 0.0;
-        total = total + r[i];
-    }
-    /* mixture.py:17: for i in prange(x.shape[0]): */
     ADGEN_OMP(omp parallel)
     {
         adgen_tape thread_tape = ADGEN_TAPE_INIT;
@@ -114,74 +62,77 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
         double *logwbd_t = ADGEN_PRIVATE(double, logwbd, logw_shape0 * nbdirs);
         double *meansb_t = ADGEN_PRIVATE(double, meansb, means_shape0 * means_shape1);
         double *meansbd_t = ADGEN_PRIVATE(double, meansbd, means_shape0 * means_shape1 * nbdirs);
-        ADGEN_OMP(omp for)
+        ADGEN_OMP(omp for reduction(+: total))
         for (int64_t i = 0; i < x_shape0; ++i) {
             /* mixture.py:19: for k in range(means.shape[0]): */
-            double top_1 = -1e+300;
-            int64_t k_2 = -1;
+            double top = -1e+300;
+            int64_t k = -1;
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:21: for j in range(x.shape[1]): */
-                double d2_3 = 0.0;
-                ADGEN_SIMD(omp simd reduction(+: d2_3))
+                double d2 = 0.0;
+                ADGEN_SIMD(omp simd reduction(+: d2))
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    double t_3 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                    d2_3 = d2_3 + t_3 * t_3;
+                    double t = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                    d2 = d2 + t * t;
                 }
                 /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-                double tmp_1 = logw[k_1] - 0.5 * d2_3;
-                k_2 = tmp_1 > top_1 ? k_1 : k_2;
-                top_1 = adgen_max_f64(top_1, tmp_1);
+                double tmp = logw[k_1] - 0.5 * d2;
+                k = tmp > top ? k_1 : k;
+                top = adgen_max_f64(top, tmp);
             }
             /* mixture.py:19: for k in range(means.shape[0]): */
-            bool tmp_2 = k_2 != -1;
+            bool tmp_1 = k != -1;
             double topd[nbdirs];
-            if (tmp_2) {
+            if (tmp_1) {
                 /* mixture.py:21: for j in range(x.shape[1]): */
-                double d2_4 = 0.0;
+                double d2_1 = 0.0;
                 double d2d[nbdirs];
                 for (int64_t kd = 0; kd < nbdirs; ++kd) d2d[kd] = 0.0;
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    double t_4 = x[i * x_shape1 + j] - means[k_2 * means_shape1 + j];
+                    double t_1 = x[i * x_shape1 + j] - means[k * means_shape1 + j];
                     /* mixture.py:23: d2 += t * t */
-                    double tmp_3 = 2.0 * t_4;
-                    d2_4 = d2_4 + t_4 * t_4;
-                    for (int64_t kd = 0; kd < nbdirs; ++kd) d2d[kd] = d2d[kd] + tmp_3 * (xd[(i * x_shape1 + j) * nbdirs + kd] - meansd[(k_2 * means_shape1 + j) * nbdirs + kd]);
+                    double tmp_2 = 2.0 * t_1;
+                    d2_1 = d2_1 + t_1 * t_1;
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) d2d[kd] = d2d[kd] + tmp_2 * (xd[(i * x_shape1 + j) * nbdirs + kd] - meansd[(k * means_shape1 + j) * nbdirs + kd]);
                 }
-                top_1 = logw[k_2] - 0.5 * d2_4;
-                for (int64_t kd = 0; kd < nbdirs; ++kd) topd[kd] = logwd[k_2 * nbdirs + kd] - 0.5 * d2d[kd];
+                top = logw[k] - 0.5 * d2_1;
+                for (int64_t kd = 0; kd < nbdirs; ++kd) topd[kd] = logwd[k * nbdirs + kd] - 0.5 * d2d[kd];
             } else {
-                top_1 = -1e+300;
+                top = -1e+300;
                 for (int64_t kd = 0; kd < nbdirs; ++kd) topd[kd] = 0.0;
             }
             /* mixture.py:26: for k in range(means.shape[0]): */
-            double acc_1 = 0.0;
+            double acc = 0.0;
             double accd[nbdirs];
             for (int64_t kd = 0; kd < nbdirs; ++kd) accd[kd] = 0.0;
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:28: for j in range(x.shape[1]): */
-                double d2_5 = 0.0;
+                double d2_2 = 0.0;
                 double d2d_1[nbdirs];
                 for (int64_t kd = 0; kd < nbdirs; ++kd) d2d_1[kd] = 0.0;
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
-                    double t_5 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                    double t_2 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
                     /* mixture.py:30: d2 += t * t */
-                    double tmp_4 = 2.0 * t_5;
-                    d2_5 = d2_5 + t_5 * t_5;
-                    for (int64_t kd = 0; kd < nbdirs; ++kd) d2d_1[kd] = d2d_1[kd] + tmp_4 * (xd[(i * x_shape1 + j) * nbdirs + kd] - meansd[(k_1 * means_shape1 + j) * nbdirs + kd]);
+                    double tmp_3 = 2.0 * t_2;
+                    d2_2 = d2_2 + t_2 * t_2;
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) d2d_1[kd] = d2d_1[kd] + tmp_3 * (xd[(i * x_shape1 + j) * nbdirs + kd] - meansd[(k_1 * means_shape1 + j) * nbdirs + kd]);
                 }
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-                double tmp_5 = exp(logw[k_1] - 0.5 * d2_5 - top_1);
-                double tmp_6[nbdirs];
-                for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_6[kd] = tmp_5 * (logwd[k_1 * nbdirs + kd] - 0.5 * d2d_1[kd] - topd[kd]);
+                double tmp_4 = exp(logw[k_1] - 0.5 * d2_2 - top);
+                double tmp_5[nbdirs];
+                for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_5[kd] = tmp_4 * (logwd[k_1 * nbdirs + kd] - 0.5 * d2d_1[kd] - topd[kd]);
                 /* mixture.py:26: for k in range(means.shape[0]): */
-                adgen_push_f64(&thread_tape, tmp_5);
-                for (int64_t kd = 0; kd < nbdirs; ++kd) adgen_push_f64(&thread_tape, tmp_6[kd]);
-                acc_1 = acc_1 + tmp_5;
-                for (int64_t kd = 0; kd < nbdirs; ++kd) accd[kd] = accd[kd] + tmp_6[kd];
+                adgen_push_f64(&thread_tape, tmp_4);
+                for (int64_t kd = 0; kd < nbdirs; ++kd) adgen_push_f64(&thread_tape, tmp_5[kd]);
+                acc = acc + tmp_4;
+                for (int64_t kd = 0; kd < nbdirs; ++kd) accd[kd] = accd[kd] + tmp_5[kd];
             }
+            /* mixture.py:32: r[i] = top + math.log(acc) */
+            r[i] = top + log(acc);
+            for (int64_t kd = 0; kd < nbdirs; ++kd) rd[i * nbdirs + kd] = 0.0;
             /* mixture.py:33: total += r[i] */
             rb[i] += retb;
             for (int64_t kd = 0; kd < nbdirs; ++kd) rbd[i * nbdirs + kd] = 0.0;
@@ -189,67 +140,68 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
             double topb = rb[i];
             rb[i] = 0.0;
             for (int64_t kd = 0; kd < nbdirs; ++kd) rbd[i * nbdirs + kd] = 0.0;
-            double tmp_7 = 1.0 / acc_1;
-            double tmp_8 = tmp_7 / acc_1;
-            double accb = tmp_7 * topb;
-            double tmp_9[nbdirs];
-            for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_9[kd] = topb * (tmp_8 * accd[kd]);
+            double tmp_6 = 1.0 / acc;
+            double tmp_7 = tmp_6 / acc;
+            double accb = tmp_6 * topb;
+            double tmp_8[nbdirs];
+            for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_8[kd] = topb * (tmp_7 * accd[kd]);
             /* mixture.py:26: for k in range(means.shape[0]): */
             double topbd[nbdirs];
             for (int64_t kd = 0; kd < nbdirs; ++kd) topbd[kd] = 0.0;
             for (int64_t k_1 = means_shape0 - 1; k_1 >= 0; --k_1) {
-                double tmp_10[nbdirs];
-                for (int64_t kd = nbdirs - 1; kd >= 0; --kd) tmp_10[kd] = adgen_pop_f64(&thread_tape);
-                double tmp_11 = adgen_pop_f64(&thread_tape);
+                double tmp_9[nbdirs];
+                for (int64_t kd = nbdirs - 1; kd >= 0; --kd) tmp_9[kd] = adgen_pop_f64(&thread_tape);
+                double tmp_10 = adgen_pop_f64(&thread_tape);
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-                double tmp_12 = tmp_11 * accb;
-                double tmp_13[nbdirs];
-                for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_13[kd] = accb * tmp_10[kd] - tmp_11 * tmp_9[kd];
-                double tmp_14 = 0.5 * tmp_12;
-                double tmp_15[nbdirs];
-                for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_15[kd] = 0.5 * tmp_13[kd];
-                double d2b = -tmp_14;
-                logwb_t[k_1] += tmp_12;
-                for (int64_t kd = 0; kd < nbdirs; ++kd) logwbd_t[k_1 * nbdirs + kd] += tmp_13[kd];
+                double tmp_11 = tmp_10 * accb;
+                double tmp_12[nbdirs];
+                for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_12[kd] = accb * tmp_9[kd] - tmp_10 * tmp_8[kd];
+                double tmp_13 = 0.5 * tmp_11;
+                double tmp_14[nbdirs];
+                for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_14[kd] = 0.5 * tmp_12[kd];
+                double d2b = -tmp_13;
+                logwb_t[k_1] += tmp_11;
+                for (int64_t kd = 0; kd < nbdirs; ++kd) logwbd_t[k_1 * nbdirs + kd] += tmp_12[kd];
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:30: d2 += t * t */
-                    double tmp_16 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
-                    double tb = tmp_16 * d2b;
+                    double tmp_15 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
+                    double tb = tmp_15 * d2b;
                     double tbd[nbdirs];
-                    for (int64_t kd = 0; kd < nbdirs; ++kd) tbd[kd] = -(tmp_14 * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + kd] - meansd[(k_1 * means_shape1 + j) * nbdirs + kd]))) - tmp_16 * tmp_15[kd];
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) tbd[kd] = -(tmp_13 * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + kd] - meansd[(k_1 * means_shape1 + j) * nbdirs + kd]))) - tmp_15 * tmp_14[kd];
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
                     meansb_t[k_1 * means_shape1 + j] -= tb;
                     for (int64_t kd = 0; kd < nbdirs; ++kd) meansbd_t[(k_1 * means_shape1 + j) * nbdirs + kd] -= tbd[kd];
                     xb[i * x_shape1 + j] += tb;
                     for (int64_t kd = 0; kd < nbdirs; ++kd) xbd[(i * x_shape1 + j) * nbdirs + kd] += tbd[kd];
                 }
-                topb = topb - tmp_12;
-                for (int64_t kd = 0; kd < nbdirs; ++kd) topbd[kd] = topbd[kd] - tmp_13[kd];
+                topb = topb - tmp_11;
+                for (int64_t kd = 0; kd < nbdirs; ++kd) topbd[kd] = topbd[kd] - tmp_12[kd];
             }
             /* mixture.py:19: for k in range(means.shape[0]): */
-            if (tmp_2) {
+            if (tmp_1) {
                 /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-                double tmp_17 = 0.5 * topb;
-                double tmp_18[nbdirs];
-                for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_18[kd] = 0.5 * topbd[kd];
-                double d2b_1 = -tmp_17;
-                logwb_t[k_2] += topb;
-                for (int64_t kd = 0; kd < nbdirs; ++kd) logwbd_t[k_2 * nbdirs + kd] += topbd[kd];
+                double tmp_16 = 0.5 * topb;
+                double tmp_17[nbdirs];
+                for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_17[kd] = 0.5 * topbd[kd];
+                double d2b_1 = -tmp_16;
+                logwb_t[k] += topb;
+                for (int64_t kd = 0; kd < nbdirs; ++kd) logwbd_t[k * nbdirs + kd] += topbd[kd];
                 /* mixture.py:21: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:23: d2 += t * t */
-                    double tmp_19 = 2.0 * (x[i * x_shape1 + j] - means[k_2 * means_shape1 + j]);
-                    double tb_1 = tmp_19 * d2b_1;
+                    double tmp_18 = 2.0 * (x[i * x_shape1 + j] - means[k * means_shape1 + j]);
+                    double tb_1 = tmp_18 * d2b_1;
                     double tbd_1[nbdirs];
-                    for (int64_t kd = 0; kd < nbdirs; ++kd) tbd_1[kd] = -(tmp_17 * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + kd] - meansd[(k_2 * means_shape1 + j) * nbdirs + kd]))) - tmp_19 * tmp_18[kd];
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) tbd_1[kd] = -(tmp_16 * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + kd] - meansd[(k * means_shape1 + j) * nbdirs + kd]))) - tmp_18 * tmp_17[kd];
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    meansb_t[k_2 * means_shape1 + j] -= tb_1;
-                    for (int64_t kd = 0; kd < nbdirs; ++kd) meansbd_t[(k_2 * means_shape1 + j) * nbdirs + kd] -= tbd_1[kd];
+                    meansb_t[k * means_shape1 + j] -= tb_1;
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) meansbd_t[(k * means_shape1 + j) * nbdirs + kd] -= tbd_1[kd];
                     xb[i * x_shape1 + j] += tb_1;
                     for (int64_t kd = 0; kd < nbdirs; ++kd) xbd[(i * x_shape1 + j) * nbdirs + kd] += tbd_1[kd];
                 }
             }
+            total = total + r[i];
         }
         ADGEN_PRIVATE_ADD(f64, logwb, logwb_t, logw_shape0);
         ADGEN_PRIVATE_ADD(f64, logwbd, logwbd_t, logw_shape0 * nbdirs);

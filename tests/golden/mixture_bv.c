@@ -45,164 +45,116 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
     (void)r_shape0;
     /* mixture.py:17: for i in prange(x.shape[0]): */
     double total = 0.0;
-    ADGEN_OMP(omp parallel for reduction(+: total))
-    for (int64_t i = 0; i < x_shape0; ++i) {
-        /* mixture.py:19: for k in range(means.shape[0]): */
-        double top = -1e+300;
-        int64_t k = -1;
-        for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
-            /* mixture.py:21: for j in range(x.shape[1]): */
-            double d2 = 0.0;
-            ADGEN_SIMD(omp simd reduction(+: d2))
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:22: t = x[i, j] - means[k, j] */
-                double t = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                d2 = d2 + t * t;
-            }
-            /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-            double tmp = logw[k_1] - 0.5 * d2;
-            k = tmp > top ? k_1 : k;
-            top = adgen_max_f64(top, tmp);
-        }
-        /* mixture.py:19: for k in range(means.shape[0]): */
-        if (k != -1) {
-            /* mixture.py:21: for j in range(x.shape[1]): */
-            double d2_1 = 0.0;
-            ADGEN_SIMD(omp simd reduction(+: d2_1))
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:22: t = x[i, j] - means[k, j] */
-                double t_1 = x[i * x_shape1 + j] - means[k * means_shape1 + j];
-                d2_1 = d2_1 + t_1 * t_1;
-            }
-            top = logw[k] - 0.5 * d2_1;
-        } else {
-            top = -1e+300;
-        }
-        /* mixture.py:26: for k in range(means.shape[0]): */
-        double acc = 0.0;
-        for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
-            /* mixture.py:28: for j in range(x.shape[1]): */
-            double d2_2 = 0.0;
-            ADGEN_SIMD(omp simd reduction(+: d2_2))
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* mixture.py:29: t = x[i, j] - means[k, j] */
-                double t_2 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                d2_2 = d2_2 + t_2 * t_2;
-            }
-            acc = acc + exp(logw[k_1] - 0.5 * d2_2 - top);
-        }
-        /* mixture.py:32: r[i] = top + math.log(acc) */
-        r[i] = top + log(acc);
-        total = total + r[i];
-    }
-    /* mixture.py:17: for i in prange(x.shape[0]): */
     ADGEN_OMP(omp parallel)
     {
         adgen_tape thread_tape = ADGEN_TAPE_INIT;
         double *logwb_t = ADGEN_PRIVATE(double, logwb, logw_shape0 * nbdirs);
         double *meansb_t = ADGEN_PRIVATE(double, meansb, means_shape0 * means_shape1 * nbdirs);
-        ADGEN_OMP(omp for)
+        ADGEN_OMP(omp for reduction(+: total))
         for (int64_t i = 0; i < x_shape0; ++i) {
             /* mixture.py:19: for k in range(means.shape[0]): */
-            double top_1 = -1e+300;
-            int64_t k_2 = -1;
+            double top = -1e+300;
+            int64_t k = -1;
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:21: for j in range(x.shape[1]): */
-                double d2_3 = 0.0;
-                ADGEN_SIMD(omp simd reduction(+: d2_3))
+                double d2 = 0.0;
+                ADGEN_SIMD(omp simd reduction(+: d2))
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    double t_3 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                    d2_3 = d2_3 + t_3 * t_3;
+                    double t = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                    d2 = d2 + t * t;
                 }
                 /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-                double tmp_1 = logw[k_1] - 0.5 * d2_3;
-                k_2 = tmp_1 > top_1 ? k_1 : k_2;
-                top_1 = adgen_max_f64(top_1, tmp_1);
+                double tmp = logw[k_1] - 0.5 * d2;
+                k = tmp > top ? k_1 : k;
+                top = adgen_max_f64(top, tmp);
             }
             /* mixture.py:19: for k in range(means.shape[0]): */
-            bool tmp_2 = k_2 != -1;
-            if (tmp_2) {
+            bool tmp_1 = k != -1;
+            if (tmp_1) {
                 /* mixture.py:21: for j in range(x.shape[1]): */
-                double d2_4 = 0.0;
-                ADGEN_SIMD(omp simd reduction(+: d2_4))
+                double d2_1 = 0.0;
+                ADGEN_SIMD(omp simd reduction(+: d2_1))
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    double t_4 = x[i * x_shape1 + j] - means[k_2 * means_shape1 + j];
-                    d2_4 = d2_4 + t_4 * t_4;
+                    double t_1 = x[i * x_shape1 + j] - means[k * means_shape1 + j];
+                    d2_1 = d2_1 + t_1 * t_1;
                 }
-                top_1 = logw[k_2] - 0.5 * d2_4;
+                top = logw[k] - 0.5 * d2_1;
             } else {
-                top_1 = -1e+300;
+                top = -1e+300;
             }
             /* mixture.py:26: for k in range(means.shape[0]): */
-            double acc_1 = 0.0;
+            double acc = 0.0;
             int64_t count = means_shape0;
             unsigned char *block = adgen_push_block(&thread_tape, count * 8);
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:28: for j in range(x.shape[1]): */
-                double d2_5 = 0.0;
-                ADGEN_SIMD(omp simd reduction(+: d2_5))
+                double d2_2 = 0.0;
+                ADGEN_SIMD(omp simd reduction(+: d2_2))
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
-                    double t_5 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
-                    d2_5 = d2_5 + t_5 * t_5;
+                    double t_2 = x[i * x_shape1 + j] - means[k_1 * means_shape1 + j];
+                    d2_2 = d2_2 + t_2 * t_2;
                 }
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-                double tmp_3 = exp(logw[k_1] - 0.5 * d2_5 - top_1);
+                double tmp_2 = exp(logw[k_1] - 0.5 * d2_2 - top);
                 /* mixture.py:26: for k in range(means.shape[0]): */
-                adgen_put_f64(block, k_1 * 8, tmp_3);
-                acc_1 = acc_1 + tmp_3;
+                adgen_put_f64(block, k_1 * 8, tmp_2);
+                acc = acc + tmp_2;
             }
+            /* mixture.py:32: r[i] = top + math.log(acc) */
+            r[i] = top + log(acc);
             /* mixture.py:33: total += r[i] */
             for (int64_t kd = 0; kd < nbdirs; ++kd) rb[i * nbdirs + kd] += retb[kd];
             /* mixture.py:32: r[i] = top + math.log(acc) */
             double topb[nbdirs];
             for (int64_t kd = 0; kd < nbdirs; ++kd) topb[kd] = rb[i * nbdirs + kd];
             for (int64_t kd = 0; kd < nbdirs; ++kd) rb[i * nbdirs + kd] = 0.0;
-            double tmp_4 = 1.0 / acc_1;
+            double tmp_3 = 1.0 / acc;
             double accb[nbdirs];
-            for (int64_t kd = 0; kd < nbdirs; ++kd) accb[kd] = tmp_4 * topb[kd];
+            for (int64_t kd = 0; kd < nbdirs; ++kd) accb[kd] = tmp_3 * topb[kd];
             /* mixture.py:26: for k in range(means.shape[0]): */
             int64_t count_1 = means_shape0;
             const unsigned char *block_1 = adgen_pop_block(&thread_tape, count_1 * 8);
             for (int64_t k_1 = means_shape0 - 1; k_1 >= 0; --k_1) {
-                double tmp_5 = adgen_get_f64(block_1, k_1 * 8);
+                double tmp_4 = adgen_get_f64(block_1, k_1 * 8);
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-                double tmp_6[nbdirs];
-                for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_6[kd] = tmp_5 * accb[kd];
+                double tmp_5[nbdirs];
+                for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_5[kd] = tmp_4 * accb[kd];
                 double d2b[nbdirs];
-                for (int64_t kd = 0; kd < nbdirs; ++kd) d2b[kd] = -(0.5 * tmp_6[kd]);
-                for (int64_t kd = 0; kd < nbdirs; ++kd) logwb_t[k_1 * nbdirs + kd] += tmp_6[kd];
+                for (int64_t kd = 0; kd < nbdirs; ++kd) d2b[kd] = -(0.5 * tmp_5[kd]);
+                for (int64_t kd = 0; kd < nbdirs; ++kd) logwb_t[k_1 * nbdirs + kd] += tmp_5[kd];
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:30: d2 += t * t */
-                    double tmp_7 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
+                    double tmp_6 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
                     double tb[nbdirs];
-                    for (int64_t kd = 0; kd < nbdirs; ++kd) tb[kd] = tmp_7 * d2b[kd];
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) tb[kd] = tmp_6 * d2b[kd];
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
                     for (int64_t kd = 0; kd < nbdirs; ++kd) meansb_t[(k_1 * means_shape1 + j) * nbdirs + kd] -= tb[kd];
                     for (int64_t kd = 0; kd < nbdirs; ++kd) xb[(i * x_shape1 + j) * nbdirs + kd] += tb[kd];
                 }
-                for (int64_t kd = 0; kd < nbdirs; ++kd) topb[kd] = topb[kd] - tmp_6[kd];
+                for (int64_t kd = 0; kd < nbdirs; ++kd) topb[kd] = topb[kd] - tmp_5[kd];
             }
             /* mixture.py:19: for k in range(means.shape[0]): */
-            if (tmp_2) {
+            if (tmp_1) {
                 /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
                 double d2b_1[nbdirs];
                 for (int64_t kd = 0; kd < nbdirs; ++kd) d2b_1[kd] = -(0.5 * topb[kd]);
-                for (int64_t kd = 0; kd < nbdirs; ++kd) logwb_t[k_2 * nbdirs + kd] += topb[kd];
+                for (int64_t kd = 0; kd < nbdirs; ++kd) logwb_t[k * nbdirs + kd] += topb[kd];
                 /* mixture.py:21: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:23: d2 += t * t */
-                    double tmp_8 = 2.0 * (x[i * x_shape1 + j] - means[k_2 * means_shape1 + j]);
+                    double tmp_7 = 2.0 * (x[i * x_shape1 + j] - means[k * means_shape1 + j]);
                     double tb_1[nbdirs];
-                    for (int64_t kd = 0; kd < nbdirs; ++kd) tb_1[kd] = tmp_8 * d2b_1[kd];
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) tb_1[kd] = tmp_7 * d2b_1[kd];
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    for (int64_t kd = 0; kd < nbdirs; ++kd) meansb_t[(k_2 * means_shape1 + j) * nbdirs + kd] -= tb_1[kd];
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) meansb_t[(k * means_shape1 + j) * nbdirs + kd] -= tb_1[kd];
                     for (int64_t kd = 0; kd < nbdirs; ++kd) xb[(i * x_shape1 + j) * nbdirs + kd] += tb_1[kd];
                 }
             }
+            total = total + r[i];
         }
         ADGEN_PRIVATE_ADD(f64, logwb, logwb_t, logw_shape0 * nbdirs);
         ADGEN_PRIVATE_ADD(f64, meansb, meansb_t, means_shape0 * means_shape1 * nbdirs);

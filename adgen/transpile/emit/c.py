@@ -781,7 +781,7 @@ class FunctionEmitter(Variables):
                       inner)
             launch = f"ADGEN_LAUNCH_SHARED({name}, {count}, {shared}, "
         for ctype, members in groups.items():
-            self.emit(f"{ctype} *{buffers[ctype]} = adgen_cuda_zeros_{SUFFIX[ctype]}"
+            self.emit(f"{ctype} *{buffers[ctype]} = adgen_cuda_sums_{SUFFIX[ctype]}"
                       f"({len(members)});", inner)
         self.emit(f"{launch}({', '.join(args + list(buffers.values()))}));", inner)
         for ctype, members in groups.items():

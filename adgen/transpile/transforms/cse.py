@@ -5,14 +5,19 @@
     %c = mul %a, %b
 
 Pure ops are shared with any equal op that dominates them (same region or
-an enclosing one).  So are whole loops that only compute (no store, call,
-tape op, allocation or early exit) and are op for op the same as one
+an enclosing one).  So are whole loops and ifs that only compute (no store,
+call, tape op, allocation or early exit) and are op for op the same as one
 before them in their region, under the same conditions as loads for the
 arrays they read: the adjoint of an iteration that computes the iteration
 again, fused with the forward loop, finds the argmin of ``kmeans_cost``
-once, not twice.  Loads are shared only within one region and only while
-no store to their array and no call (nested or not) could have written it in
-between: arrays that a function writes never overlap other arrays it gets
+once, not twice.  A loop whose only effects are pushes of its own values,
+and which is otherwise the same as a loop before it, takes that loop's
+place when no tape op comes between the two (the tape then gets the same
+values in the same order): the forward loop of ``mixture.loglik`` sums the
+exps that its adjoint's pass over the iteration computes again to push
+them, and the fused iteration computes them once.  Loads are shared only
+within one region and only while no store to their array and no call
+(nested or not) could have written it in between: arrays that a function writes never overlap other arrays it gets
 (the language's rule, checked by the binding and at calls), so a store to
 ``y`` leaves the loads of ``x`` valid.  (One exception: an adjoint called
 for ``g(x, x)``, where ``g`` only reads both, gets ``xb`` twice.  Those
@@ -27,8 +32,8 @@ from collections.abc import Callable, Hashable
 from dataclasses import fields
 
 from ..ir.core import (
-    Assert, Break, Call, Cast, Const, Continue, Dim, For, Function, Load, Op, Pop, Prim, Push,
-    Region, Return, Store, Value, While, Zeros,
+    Assert, Break, Call, Cast, Const, Continue, Dim, For, Function, If, Load, Op, Pop, Prim,
+    Push, Region, Return, Store, Value, While, Zeros,
 )
 from ..ir.walk import substitute
 
@@ -66,13 +71,23 @@ EFFECTS = (Store, Call, Push, Pop, Zeros, Assert, Break, Continue, Return)
 NOT_ATTRIBUTES = {"operands", "results", "regions", "loc", "note"}
 
 
-def _loop_key(loop: Op, resolve: Callable[[Value], Value]) -> Hashable | None:
-    """The structure of a loop that only computes: its ops in order with their attributes,
-    result types and operands (values of the loop by position, others by identity); None
-    for a loop with an effect."""
-    if any(isinstance(o, EFFECTS) for o in loop.walk()):
+def _loop_key(loop: Op, resolve: Callable[[Value], Value],
+              pushes: bool = False) -> Hashable | None:
+    """The structure of a loop (or an if) that only computes: its ops in order with their
+    attributes, result types and operands (values of the loop by position, others by
+    identity); None for one with an effect.  With ``pushes``, the structure of one whose
+    only effects are pushes of its own values on the tape, leaving the pushes out (None
+    when it pushes none)."""
+    effects = tuple(e for e in EFFECTS if e is not Push) if pushes else EFFECTS
+    if any(isinstance(o, effects) for o in loop.walk()):
         return None
     local: dict[int, int] = {}
+    if pushes:
+        own = {id(r) for o in loop.walk() for r in o.results} | \
+            {id(a) for o in loop.walk() for r in o.regions for a in r.args}
+        pushed = [o for o in loop.walk() if isinstance(o, Push)]
+        if not pushed or any(id(v) not in own for o in pushed for v in o.operands):
+            return None
 
     def name(v: Value) -> Hashable:
         v = resolve(v)
@@ -81,7 +96,8 @@ def _loop_key(loop: Op, resolve: Callable[[Value], Value]) -> Hashable | None:
     def region_key(r: Region) -> Hashable:
         for a in r.args:
             local[id(a)] = len(local)
-        return (tuple(str(a.type) for a in r.args), tuple(op_key(o) for o in r.ops))
+        return (tuple(str(a.type) for a in r.args),
+                tuple(op_key(o) for o in r.ops if not (pushes and isinstance(o, Push))))
 
     def op_key(o: Op) -> Hashable:
         attrs = tuple((f.name, repr(getattr(o, f.name))) for f in fields(o)
@@ -94,6 +110,13 @@ def _loop_key(loop: Op, resolve: Callable[[Value], Value]) -> Hashable | None:
                 regions)
 
     return op_key(loop)
+
+
+def _tape_free(out: list[Op], since: Op) -> bool:
+    """Whether no op after ``since`` in ``out`` (nested ones included) pushes or pops."""
+    k = next((k for k, o in enumerate(out) if o is since), None)
+    return k is not None and not any(isinstance(o, (Push, Pop))
+                                     for top in out[k + 1:] for o in top.walk())
 
 
 def cse(fn: Function) -> bool:
@@ -118,20 +141,39 @@ def cse(fn: Function) -> bool:
                 stores[array] = stores.get(array, 0) + 1
             epoch = (calls, stores.get(id(op.operands[0]), 0)) if isinstance(op, Load) else (0, 0)
             key = _key(op, epoch, r)
-            shape = _loop_key(op, resolve) if isinstance(op, (For, While)) else None
-            if shape is not None:  # a loop that only computes: the same as one before?
+            compound = isinstance(op, (For, While, If))
+            shape = _loop_key(op, resolve) if compound else None
+            pushing = _loop_key(op, resolve, pushes=True) if compound and shape is None \
+                else None
+            if shape is not None or pushing is not None:
+                # a loop (or if) that only computes: the same as one before?
                 read = sorted({id(o.operands[0]) for o in op.walk() if isinstance(o, Load)})
                 loop_key = ("loop", id(r), calls, tuple((a, stores.get(a, 0)) for a in read),
-                            shape)
+                            shape if shape is not None else pushing)
                 same = table.get(loop_key)
-                if isinstance(same, Op):
+                if isinstance(same, Op) and shape is not None:
                     for mine, theirs in zip(op.results, same.results, strict=True):
                         if theirs.name is None:
                             theirs.name = mine.name
                         subst[id(mine)] = theirs
                     changed = True
                     continue
-                table[loop_key] = op
+                if isinstance(same, Op) and _tape_free(out, same):
+                    # the same as one before, and pushing what it computes: it takes the
+                    # place of the earlier one (no tape op between, so the tape gets the
+                    # same values in the same order)
+                    for theirs, mine in zip(same.results, op.results, strict=True):
+                        if mine.name is None:
+                            mine.name = theirs.name
+                        subst[id(theirs)] = mine
+                    out[next(k for k, o in enumerate(out) if o is same)] = op
+                    table[loop_key] = op
+                    changed = True
+                    for sub in op.regions:
+                        region(sub, table.new_child())
+                    continue
+                if shape is not None:
+                    table[loop_key] = op
             if key is not None:
                 prev = table.get(key)
                 if isinstance(prev, Value) and prev.type == op.result.type:

@@ -10,9 +10,10 @@ as a hand-written gradient does.  Two loops fuse when they have the same
 start, stop and step, neither reads what the other computes (results, or
 arrays the other writes, unless both access those arrays only at the
 iteration's own row: ``y[i]`` written by the first and read by the second),
-neither touches the tape, calls a function or leaves early, and the ops
-between them are pure and independent of the first loop (they move before
-it).
+neither touches the tape (but for a tape each iteration empties again, as
+the adjoint of a prange that computes its body again has), calls a function
+or leaves early, and the ops between them are pure and independent of the
+first loop (they move before it).
 """
 
 from __future__ import annotations
@@ -53,7 +54,10 @@ def _fuse_region(region: Region) -> bool:
 
 
 def _simple(loop: For) -> bool:
-    return not any(isinstance(o, (Break, Continue, Return, Push, Pop, Call))
+    """No exit, no call, and no tape op but those of a tape each iteration empties again
+    (``iteration_tape``: the adjoint of a prange that computes its body again)."""
+    tape = () if loop.iteration_tape else (Push, Pop)
+    return not any(isinstance(o, (Break, Continue, Return, Call, *tape))
                    for top in loop.body.ops for o in top.walk())
 
 
@@ -110,6 +114,7 @@ def _merge(first: For, second: For) -> For:
     body.ops = b1.ops[:-1] + ops2 + [Yield(y1.operands + y2_operands, [], y1.loc)]
     fused = For(first.operands + second.operands[3:], [], first.loc, regions=[body],
                 directive=first.directive, parallel=first.parallel and second.parallel,
+                iteration_tape=first.iteration_tape or second.iteration_tape,
                 note=first.note or second.note)
     fused.results = first.results + second.results
     for r in fused.results:

@@ -114,7 +114,7 @@ double xs_lookup(const double *energy, int64_t energy_shape0, const double *grid
     /* kernels.py:34: for p in prange(len(energy)): */
     double total = 0.0;
     {
-        double *sums = adgen_cuda_zeros_f64(1);
+        double *sums = adgen_cuda_sums_f64(1);
         ADGEN_LAUNCH(xs_lookup_kernel0, energy_shape0, (energy, energy_shape0, grid, grid_shape0, xs, xs_shape1, weight, sigma, sums));
         double sums_host[1];
         adgen_cuda_fetch_f64(sums_host, sums, 1);
@@ -151,7 +151,7 @@ double kmeans_cost(const double *x, int64_t x_shape0, int64_t x_shape1, const do
     /* kernels.py:58: for i in prange(x.shape[0]): */
     double total = 0.0;
     {
-        double *sums = adgen_cuda_zeros_f64(1);
+        double *sums = adgen_cuda_sums_f64(1);
         ADGEN_LAUNCH(kmeans_cost_kernel0, x_shape0, (x, x_shape0, x_shape1, centers, centers_shape0, centers_shape1, sums));
         double sums_host[1];
         adgen_cuda_fetch_f64(sums_host, sums, 1);

@@ -84,9 +84,7 @@ ADGEN_KERNEL hm_lstm_b_kernel0(const double *z, double *zb, int64_t z_shape1, co
         }
         /* kernels.py:25: h_new[i] = o * math.tanh(c_new[i]) */
         double tmp_7 = tanh(c_new[i]);
-        h_new[i] = o * tmp_7;
         double h_newb_i = h_newb[i];
-        h_newb[i] = 0.0;
         c_newb[i] += (1.0 - tmp_7 * tmp_7) * (o * h_newb_i);
         /* kernels.py:19: if copy[i] > 0.5: */
         double igb;
@@ -94,9 +92,8 @@ ADGEN_KERNEL hm_lstm_b_kernel0(const double *z, double *zb, int64_t z_shape1, co
         double fb;
         if (tmp_6) {
             /* kernels.py:20: c_new[i] = c[i] */
-            double c_newb_i = c_newb[i];
+            cb[i] += c_newb[i];
             c_newb[i] = 0.0;
-            cb[i] += c_newb_i;
             igb = 0.0;
             gb = 0.0;
             fb = 0.0;
@@ -104,19 +101,19 @@ ADGEN_KERNEL hm_lstm_b_kernel0(const double *z, double *zb, int64_t z_shape1, co
             /* kernels.py:21: elif flush[i] > 0.5: */
             if (flush[i] > 0.5) {
                 /* kernels.py:22: c_new[i] = ig * g */
-                double c_newb_i_1 = c_newb[i];
+                double c_newb_i = c_newb[i];
                 c_newb[i] = 0.0;
-                igb = g * c_newb_i_1;
-                gb = ig * c_newb_i_1;
+                igb = g * c_newb_i;
+                gb = ig * c_newb_i;
                 fb = 0.0;
             } else {
                 /* kernels.py:24: c_new[i] = f * c[i] + ig * g */
-                double c_newb_i_2 = c_newb[i];
+                double c_newb_i_1 = c_newb[i];
+                cb[i] += f * c_newb_i_1;
                 c_newb[i] = 0.0;
-                cb[i] += f * c_newb_i_2;
-                igb = g * c_newb_i_2;
-                gb = ig * c_newb_i_2;
-                fb = c[i] * c_newb_i_2;
+                igb = g * c_newb_i_1;
+                gb = ig * c_newb_i_1;
+                fb = c[i] * c_newb_i_1;
             }
         }
         /* kernels.py:18: g = math.tanh(z[i, 3]) */
@@ -127,6 +124,9 @@ ADGEN_KERNEL hm_lstm_b_kernel0(const double *z, double *zb, int64_t z_shape1, co
         zb[i * z_shape1 + 1] += tmp_2 * (ig / tmp_3 * igb);
         /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
         zb[i * z_shape1 + 0] += tmp * (f / tmp_1 * fb);
+        /* kernels.py:25: h_new[i] = o * math.tanh(c_new[i]) */
+        h_new[i] = o * tmp_7;
+        h_newb[i] = 0.0;
     }
 }
 
@@ -179,10 +179,7 @@ ADGEN_KERNEL xs_lookup_b_kernel0(const double *energy, double *energyb, int64_t 
             acc = acc + weight[r] * ((1.0 - t) * xs[lo * xs_shape1 + r] + t * xs[hi * xs_shape1 + r]);
         }
         /* kernels.py:48: sigma[p] = acc */
-        sigma[p] = acc;
-        double accb = sigmab[p];
-        sigmab[p] = 0.0;
-        accb = retb + accb;
+        double accb = retb + sigmab[p];
         /* kernels.py:46: for r in range(xs.shape[1]): */
         double tb = 0.0;
         for (int64_t r = 0; r < xs_shape1; ++r) {
@@ -203,6 +200,9 @@ ADGEN_KERNEL xs_lookup_b_kernel0(const double *energy, double *energyb, int64_t 
         ADGEN_ATOMIC_ADD(gridb_t[lo], tmp_3 - eb);
         /* kernels.py:35: e = energy[p] */
         energyb[p] += eb;
+        /* kernels.py:48: sigma[p] = acc */
+        sigma[p] = acc;
+        sigmab[p] = 0.0;
         total = total + acc;
     }
     ADGEN_BLOCK_PRIVATE_ADD(weightb, weightb_t, weight_shape0);
@@ -218,7 +218,7 @@ double xs_lookup_b(const double *energy, double *energyb, int64_t energy_shape0,
     double total = 0.0;
     {
         size_t copy_bytes = (size_t)(weight_shape0 + grid_shape0 + xs_shape0 * xs_shape1) * sizeof(double);  /* the block copies in shared memory */
-        double *sums = adgen_cuda_zeros_f64(1);
+        double *sums = adgen_cuda_sums_f64(1);
         ADGEN_LAUNCH_SHARED(xs_lookup_b_kernel0, energy_shape0, copy_bytes, (energy, energyb, energy_shape0, grid, gridb, grid_shape0, xs, xsb, xs_shape0, xs_shape1, weight, weightb, weight_shape0, sigma, sigmab, retb, sums));
         double sums_host[1];
         adgen_cuda_fetch_f64(sums_host, sums, 1);
@@ -287,7 +287,7 @@ double kmeans_cost_b(const double *x, double *xb, int64_t x_shape0, int64_t x_sh
     double total = 0.0;
     {
         size_t copy_bytes = (size_t)(centers_shape0 * centers_shape1) * sizeof(double);  /* the block copies in shared memory */
-        double *sums = adgen_cuda_zeros_f64(1);
+        double *sums = adgen_cuda_sums_f64(1);
         ADGEN_LAUNCH_SHARED(kmeans_cost_b_kernel0, x_shape0, copy_bytes, (x, xb, x_shape0, x_shape1, centers, centersb, centers_shape0, centers_shape1, retb, sums));
         double sums_host[1];
         adgen_cuda_fetch_f64(sums_host, sums, 1);

@@ -121,11 +121,7 @@ ADGEN_KERNEL hm_lstm_b_d_kernel0(const double *z, const double *zd, double *zb, 
         double tmp_14 = tanh(c_new[i]);
         double tmp_15 = 1.0 - tmp_14 * tmp_14;
         double tmp_16 = tmp_15 * c_newd[i];
-        h_new[i] = o * tmp_14;
-        h_newd[i] = 0.0;
         double h_newb_i = h_newb[i];
-        h_newb[i] = 0.0;
-        h_newbd[i] = 0.0;
         double ob = tmp_14 * h_newb_i;
         double tmp_17 = o * h_newb_i;
         c_newb[i] += tmp_15 * tmp_17;
@@ -139,12 +135,10 @@ ADGEN_KERNEL hm_lstm_b_d_kernel0(const double *z, const double *zd, double *zb, 
         double fbd;
         if (tmp_13) {
             /* kernels.py:20: c_new[i] = c[i] */
-            double c_newb_i = c_newb[i];
-            double c_newbd_i = c_newbd[i];
+            cb[i] += c_newb[i];
+            cbd[i] += c_newbd[i];
             c_newb[i] = 0.0;
             c_newbd[i] = 0.0;
-            cb[i] += c_newb_i;
-            cbd[i] += c_newbd_i;
             igb = 0.0;
             gb = 0.0;
             fb = 0.0;
@@ -155,31 +149,31 @@ ADGEN_KERNEL hm_lstm_b_d_kernel0(const double *z, const double *zd, double *zb, 
             /* kernels.py:21: elif flush[i] > 0.5: */
             if (flush[i] > 0.5) {
                 /* kernels.py:22: c_new[i] = ig * g */
-                double c_newb_i_1 = c_newb[i];
-                double c_newbd_i_1 = c_newbd[i];
+                double c_newb_i = c_newb[i];
+                double c_newbd_i = c_newbd[i];
                 c_newb[i] = 0.0;
                 c_newbd[i] = 0.0;
-                igb = g * c_newb_i_1;
-                gb = ig * c_newb_i_1;
+                igb = g * c_newb_i;
+                gb = ig * c_newb_i;
                 fb = 0.0;
-                igbd = c_newb_i_1 * gd + g * c_newbd_i_1;
-                gbd = c_newb_i_1 * igd + ig * c_newbd_i_1;
+                igbd = c_newb_i * gd + g * c_newbd_i;
+                gbd = c_newb_i * igd + ig * c_newbd_i;
                 fbd = 0.0;
             } else {
                 /* kernels.py:24: c_new[i] = f * c[i] + ig * g */
                 double c_i_1 = c[i];
-                double c_newb_i_2 = c_newb[i];
-                double c_newbd_i_2 = c_newbd[i];
+                double c_newb_i_1 = c_newb[i];
+                double c_newbd_i_1 = c_newbd[i];
+                cb[i] += f * c_newb_i_1;
+                cbd[i] += c_newb_i_1 * fd + f * c_newbd_i_1;
                 c_newb[i] = 0.0;
                 c_newbd[i] = 0.0;
-                cb[i] += f * c_newb_i_2;
-                cbd[i] += c_newb_i_2 * fd + f * c_newbd_i_2;
-                igb = g * c_newb_i_2;
-                gb = ig * c_newb_i_2;
-                fb = c_i_1 * c_newb_i_2;
-                igbd = c_newb_i_2 * gd + g * c_newbd_i_2;
-                gbd = c_newb_i_2 * igd + ig * c_newbd_i_2;
-                fbd = c_newb_i_2 * cd[i] + c_i_1 * c_newbd_i_2;
+                igb = g * c_newb_i_1;
+                gb = ig * c_newb_i_1;
+                fb = c_i_1 * c_newb_i_1;
+                igbd = c_newb_i_1 * gd + g * c_newbd_i_1;
+                gbd = c_newb_i_1 * igd + ig * c_newbd_i_1;
+                fbd = c_newb_i_1 * cd[i] + c_i_1 * c_newbd_i_1;
             }
         }
         /* kernels.py:18: g = math.tanh(z[i, 3]) */
@@ -197,6 +191,11 @@ ADGEN_KERNEL hm_lstm_b_d_kernel0(const double *z, const double *zd, double *zb, 
         double tmp_20 = tmp_3 * fb;
         zb[i * z_shape1 + 0] += tmp * tmp_20;
         zbd[i * z_shape1 + 0] += -(tmp_20 * tmp_1) + tmp * (fb * (f * fd + tmp_3 / tmp_2 * tmp_1) + tmp_3 * fbd);
+        /* kernels.py:25: h_new[i] = o * math.tanh(c_new[i]) */
+        h_new[i] = o * tmp_14;
+        h_newd[i] = 0.0;
+        h_newb[i] = 0.0;
+        h_newbd[i] = 0.0;
     }
 }
 
@@ -261,12 +260,7 @@ ADGEN_KERNEL xs_lookup_b_d_kernel0(const double *energy, const double *energyd, 
             acc = acc + weight[r] * ((1.0 - t) * xs[lo * xs_shape1 + r] + t * xs[hi * xs_shape1 + r]);
         }
         /* kernels.py:48: sigma[p] = acc */
-        sigma[p] = acc;
-        sigmad[p] = 0.0;
-        double accb = sigmab[p];
-        sigmab[p] = 0.0;
-        sigmabd[p] = 0.0;
-        accb = retb + accb;
+        double accb = retb + sigmab[p];
         /* kernels.py:46: for r in range(xs.shape[1]): */
         double tb = 0.0;
         double tbd = 0.0;
@@ -301,6 +295,11 @@ ADGEN_KERNEL xs_lookup_b_d_kernel0(const double *energy, const double *energyd, 
         /* kernels.py:35: e = energy[p] */
         energyb[p] += eb;
         energybd[p] += ebd;
+        /* kernels.py:48: sigma[p] = acc */
+        sigma[p] = acc;
+        sigmad[p] = 0.0;
+        sigmab[p] = 0.0;
+        sigmabd[p] = 0.0;
         total = total + acc;
     }
     ADGEN_BLOCK_PRIVATE_ADD(weightb, weightb_t, weight_shape0);
@@ -319,7 +318,7 @@ double xs_lookup_b_d(const double *energy, const double *energyd, double *energy
     double total = 0.0;
     {
         size_t copy_bytes = (size_t)(2 * weight_shape0 + 2 * grid_shape0 + 2 * (xs_shape0 * xs_shape1)) * sizeof(double);  /* the block copies in shared memory */
-        double *sums = adgen_cuda_zeros_f64(1);
+        double *sums = adgen_cuda_sums_f64(1);
         ADGEN_LAUNCH_SHARED(xs_lookup_b_d_kernel0, energy_shape0, copy_bytes, (energy, energyd, energyb, energybd, energy_shape0, grid, gridd, gridb, gridbd, grid_shape0, xs, xsd, xsb, xsbd, xs_shape0, xs_shape1, weight, weightd, weightb, weightbd, weight_shape0, sigma, sigmad, sigmab, sigmabd, retb, sums));
         double sums_host[1];
         adgen_cuda_fetch_f64(sums_host, sums, 1);
@@ -393,7 +392,7 @@ double kmeans_cost_b_d(const double *x, const double *xd, double *xb, double *xb
     double total = 0.0;
     {
         size_t copy_bytes = (size_t)(2 * (centers_shape0 * centers_shape1)) * sizeof(double);  /* the block copies in shared memory */
-        double *sums = adgen_cuda_zeros_f64(1);
+        double *sums = adgen_cuda_sums_f64(1);
         ADGEN_LAUNCH_SHARED(kmeans_cost_b_d_kernel0, x_shape0, copy_bytes, (x, xd, xb, xbd, x_shape0, x_shape1, centers, centersd, centersb, centersbd, centers_shape0, centers_shape1, retb, sums));
         double sums_host[1];
         adgen_cuda_fetch_f64(sums_host, sums, 1);

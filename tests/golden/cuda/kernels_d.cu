@@ -170,7 +170,7 @@ double xs_lookup_d(const double *energy, const double *energyd, int64_t energy_s
     double total = 0.0;
     double totald = 0.0;
     {
-        double *sums = adgen_cuda_zeros_f64(2);
+        double *sums = adgen_cuda_sums_f64(2);
         ADGEN_LAUNCH(xs_lookup_d_kernel0, energy_shape0, (energy, energyd, energy_shape0, grid, gridd, grid_shape0, xs, xsd, xs_shape1, weight, weightd, sigma, sigmad, sums));
         double sums_host[2];
         adgen_cuda_fetch_f64(sums_host, sums, 2);
@@ -217,7 +217,7 @@ double kmeans_cost_d(const double *x, const double *xd, int64_t x_shape0, int64_
     double total = 0.0;
     double totald = 0.0;
     {
-        double *sums = adgen_cuda_zeros_f64(2);
+        double *sums = adgen_cuda_sums_f64(2);
         ADGEN_LAUNCH(kmeans_cost_d_kernel0, x_shape0, (x, xd, x_shape0, x_shape1, centers, centersd, centers_shape0, centers_shape1, sums));
         double sums_host[2];
         adgen_cuda_fetch_f64(sums_host, sums, 2);
