@@ -206,6 +206,37 @@ def test_generated_kernels_and_launches() -> None:
     assert "loglik_b_kernel1" not in loglik and loglik["loglik_b_kernel0"].count("= exp(") == 1
 
 
+def test_a_prange_adjoint_does_not_fuse_with_a_loop_on_the_host(tmp_path: Path) -> None:
+    """The adjoint loop of the prange (which tapes within each iteration) next to the
+    adjoint of a sequential loop over the same range: fused, both would run on the host, on
+    device arrays.  Each stays what it is: the prange a kernel."""
+    path = tmp_path / "mixed.py"
+    path.write_text(
+        "import math\n\nfrom adgen import Array, f64, prange\n\n\n"
+        "def g(k: int) -> int:\n    return k + 1\n\n\n"
+        "def f(x: Array[f64], w: Array[f64, 2], c: f64) -> f64:\n"
+        "    total = 0.0\n"
+        "    for i in prange(len(x)):\n"
+        "        acc = 0.0\n"
+        "        for k in range(w.shape[0]):\n"
+        "            d2 = 0.0\n"
+        "            for j in range(w.shape[1]):\n"
+        "                u = x[i] - w[k, j]\n"
+        "                d2 += u * u\n"
+        "            acc += math.exp(-d2)\n"
+        "        total += math.log(acc)\n"
+        "    m = g(len(x))\n"
+        "    t = 0.0\n"
+        "    for i in range(len(x)):\n"
+        "        t += c * c * float(m)\n"
+        "    return total + t\n")
+    text = transpile(str(path), ["reverse"], target="cuda").outputs[
+        "reverse"].source.text  # type: ignore[attr-defined]
+    host = functions_of(text)["f_b"]
+    assert "ADGEN_LAUNCH_SHARED(f_b_kernel1, x_shape0, " in host
+    assert "x[" not in host and "wb[" not in host
+
+
 @needs_nvcc
 def test_integer_increments_and_host_loop_indices_in_kernels(tmp_path: Path) -> None:
     """A histogram of i32 and i64 counts (atomic increments of integers), and a kernel inside

@@ -151,6 +151,24 @@ def test_cse_a_loop_that_pushes_what_it_computes_takes_the_place_of_an_equal_one
     assert count(fn, "for") == 1 and count(fn, "push") == 1
 
 
+def test_cse_a_second_pushing_loop_keeps_its_pushes() -> None:
+    """A pure loop, then two equal loops that push: the first of them takes the pure one's
+    place, the second stays (it would take the place of a loop that pushes too, and the
+    tape would lose its values)."""
+    from adgen.transpile.ir.core import For, Push
+    fn = lower("from adgen import Array, f64\n"
+               "def f(a: Array[f64], n: int) -> float:\n"
+               "    s = 0.0\n    for i in range(n):\n        s = max(s, a[i])\n"
+               "    t = 0.0\n    for j in range(n):\n        t = max(t, a[j])\n"
+               "    u = 0.0\n    for k in range(n):\n        u = max(u, a[k])\n"
+               "    return s * t * u\n")
+    for loop in [op for op in fn.body.ops if isinstance(op, For)][1:]:
+        loop.body.ops.insert(len(loop.body.ops) - 1, Push([loop.body.args[1]], [], NOWHERE))
+    simplify(fn)
+    verify_function(fn)
+    assert count(fn, "for") == 2 and count(fn, "push") == 2
+
+
 @pytest.mark.parametrize("what, between", [("n", False), ("carried", True)])
 def test_cse_keeps_a_pushing_loop_that_would_change_the_tape(what: str, between: bool) -> None:
     # a push of a value from outside the loop, or a tape op between the two loops

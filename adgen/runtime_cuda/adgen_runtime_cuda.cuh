@@ -213,7 +213,9 @@ ADGEN_BLOCK_PRIVATE_ADD_TYPE(float)
  * launch to launch on the device it was made on (a cudaMalloc and a cudaFree, which waits
  * for the device, at every launch cost more than many a kernel) and made again only when a
  * kernel needs more sums or the thread has changed devices.  Zeroed in the stream of the
- * launch that follows. */
+ * launch that follows.  The buffer lives as long as the process (a few hundred bytes per
+ * host thread that launched a kernel with sums); after cudaDeviceReset it is stale, and the
+ * next launch with sums stops with the error of its cudaMemsetAsync. */
 typedef struct {
     void *data;
     size_t bytes;

@@ -13,9 +13,13 @@ again, fused with the forward loop, finds the argmin of ``kmeans_cost``
 once, not twice.  A loop whose only effects are pushes of its own values,
 and which is otherwise the same as a loop before it, takes that loop's
 place when no tape op comes between the two (the tape then gets the same
-values in the same order): the forward loop of ``mixture.loglik`` sums the
-exps that its adjoint's pass over the iteration computes again to push
-them, and the fused iteration computes them once.  Loads are shared only
+values in the same order), provided the earlier loop only computes and what
+the loop's own ops use is defined at that place: the forward loop of
+``mixture.loglik`` sums the exps that its adjoint's pass over the iteration
+computes again to push them, and the fused iteration computes them once.
+A loop or an if is dropped only when nothing outside it uses a value defined
+inside it (the reverse sweep of an adjoint refers into the loops it mirrors
+until ``ad/record.py`` lays out the tape).  Loads are shared only
 within one region and only while no store to their array and no call
 (nested or not) could have written it in between: arrays that a function writes never overlap other arrays it gets
 (the language's rule, checked by the binding and at calls), so a store to
@@ -119,9 +123,29 @@ def _tape_free(out: list[Op], since: Op) -> bool:
                                      for top in out[k + 1:] for o in top.walk())
 
 
+def _inside(op: Op) -> tuple[set[int], set[int]]:
+    """The ids of the ops nested in ``op`` (itself included) and of the values they define
+    (results of nested ops, arguments of nested regions; not ``op``'s own results)."""
+    ops = {id(o) for o in op.walk()}
+    values = {id(r) for o in op.walk() if o is not op for r in o.results} | \
+        {id(a) for o in op.walk() for r in o.regions for a in r.args}
+    return ops, values
+
+
 def cse(fn: Function) -> bool:
     subst: dict[int, Value] = {}
     changed = False
+    # who uses each value: a loop or an if may be dropped only if nothing outside it uses a
+    # value defined inside it (the reverse sweep of an adjoint under construction refers
+    # into the loops it mirrors until ``ad/record.py`` lays out the tape)
+    users: dict[int, list[int]] = {}
+    for o in fn.walk():
+        for v in o.operands:
+            users.setdefault(id(v), []).append(id(o))
+
+    def sealed(op: Op) -> bool:
+        ops, values = _inside(op)
+        return all(u in ops for v in values for u in users.get(v, ()))
 
     def resolve(v: Value) -> Value:
         while id(v) in subst:
@@ -151,29 +175,37 @@ def cse(fn: Function) -> bool:
                 loop_key = ("loop", id(r), calls, tuple((a, stores.get(a, 0)) for a in read),
                             shape if shape is not None else pushing)
                 same = table.get(loop_key)
-                if isinstance(same, Op) and shape is not None:
+                if isinstance(same, Op) and shape is not None and sealed(op):
                     for mine, theirs in zip(op.results, same.results, strict=True):
                         if theirs.name is None:
                             theirs.name = mine.name
                         subst[id(mine)] = theirs
                     changed = True
                     continue
-                if isinstance(same, Op) and _tape_free(out, same):
-                    # the same as one before, and pushing what it computes: it takes the
-                    # place of the earlier one (no tape op between, so the tape gets the
-                    # same values in the same order)
-                    for theirs, mine in zip(same.results, op.results, strict=True):
-                        if mine.name is None:
-                            mine.name = theirs.name
-                        subst[id(theirs)] = mine
-                    out[next(k for k, o in enumerate(out) if o is same)] = op
-                    table[loop_key] = op
-                    changed = True
+                if isinstance(same, Op) and shape is None and same in pure and \
+                        _tape_free(out, same) and sealed(same):
+                    # the same as a pure one before, and pushing what it computes: it takes
+                    # the place of the earlier one (no tape op between, so the tape gets the
+                    # same values in the same order), if what its own ops share with ops
+                    # before them is there already at that place
                     for sub in op.regions:
                         region(sub, table.new_child())
+                    at = next(k for k, o in enumerate(out) if o is same)
+                    later = {id(v) for o in out[at + 1:] for v in o.results}
+                    if all(id(v) not in later for o in op.walk() for v in o.operands):
+                        for theirs, mine in zip(same.results, op.results, strict=True):
+                            if mine.name is None:
+                                mine.name = theirs.name
+                            subst[id(theirs)] = mine
+                        out[at] = op
+                        pure.discard(same)
+                        changed = True
+                    else:
+                        out.append(op)
                     continue
                 if shape is not None:
                     table[loop_key] = op
+                    pure.add(op)
             if key is not None:
                 prev = table.get(key)
                 if isinstance(prev, Value) and prev.type == op.result.type:
@@ -188,6 +220,7 @@ def cse(fn: Function) -> bool:
             out.append(op)
         r.ops = out
 
+    pure: set[Op] = set()  # the loops in the table that only compute (no push)
     region(fn.body, ChainMap())
     substitute(fn, subst)
     return changed

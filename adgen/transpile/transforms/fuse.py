@@ -7,7 +7,9 @@
 Run on adjoints, where it merges a forward sweep loop with the reverse loop
 that ``ad/reverse.py`` runs in the forward order: one pass over the data,
 as a hand-written gradient does.  Two loops fuse when they have the same
-start, stop and step, neither reads what the other computes (results, or
+start, stop and step and both are pranges or neither is (a prange fused
+with a sequential loop would run in sequence), neither reads what the other
+computes (results, or
 arrays the other writes, unless both access those arrays only at the
 iteration's own row: ``y[i]`` written by the first and read by the second),
 neither touches the tape (but for a tape each iteration empties again, as
@@ -91,6 +93,8 @@ def _own_rows(loop: For, arrays: set[int]) -> bool:
 def _independent(first: For, second: For) -> bool:
     if any(a is not b for a, b in zip(first.operands[:3], second.operands[:3], strict=True)):
         return False
+    if first.parallel != second.parallel:  # one would make the other run in sequence
+        return False
     if _reads(second, first):
         return False
     loads1, stores1 = _arrays(first)
@@ -113,7 +117,7 @@ def _merge(first: For, second: For) -> For:
     body = Region([iv, *b1.args[1:], *b2.args[1:]])
     body.ops = b1.ops[:-1] + ops2 + [Yield(y1.operands + y2_operands, [], y1.loc)]
     fused = For(first.operands + second.operands[3:], [], first.loc, regions=[body],
-                directive=first.directive, parallel=first.parallel and second.parallel,
+                directive=first.directive, parallel=first.parallel,
                 iteration_tape=first.iteration_tape or second.iteration_tape,
                 note=first.note or second.note)
     fused.results = first.results + second.results
