@@ -38,6 +38,7 @@ from ..ir.core import (
     Op, Pop, Prim, Push, Region, Result, Return, Store, Value, While, Yield, Zeros,
 )
 from ..ir.types import I64, ArrayType, ScalarType, Type, VecType
+from ..ir.walk import defined_inside
 from . import rules
 
 SUFFIX = {False: "_d", True: "_dv"}
@@ -118,8 +119,7 @@ class TangentFunction:
         in IEEE arithmetic)."""
         if len(self.tangents) == 1:
             return None
-        inside = {id(v) for o in op.walk() if o is not op for v in o.results}
-        inside |= {id(a) for o in op.walk() for r in o.regions for a in r.args}
+        inside = defined_inside(op)
         used = [v for o in op.walk() for v in o.operands if id(v) not in inside]
         return [d for d, tan in enumerate(self.tangents) if any(id(v) in tan for v in used)]
 

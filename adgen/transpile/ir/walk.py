@@ -101,6 +101,13 @@ def clone(op: Op, vmap: dict[int, Value]) -> Op:
     return c
 
 
+def defined_inside(op: Op) -> set[int]:
+    """The ids of the values defined inside ``op``: the results of the ops nested in it and
+    the arguments of its regions and theirs (not ``op``'s own results)."""
+    return {id(r) for o in op.walk() if o is not op for r in o.results} | \
+        {id(a) for o in op.walk() for r in o.regions for a in r.args}
+
+
 def index_dependent(loop: For) -> set[int]:
     """The values of ``loop``'s body that may differ from one iteration to the next: those
     computed from its index; the index of an inner ``for`` whose start or step is (its stop

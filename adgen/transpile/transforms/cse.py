@@ -19,11 +19,11 @@ the loop's own ops use is defined at that place: the forward loop of
 computes again to push them, and the fused iteration computes them once.
 A loop or an if is dropped only when nothing outside it uses a value defined
 inside it (the reverse sweep of an adjoint refers into the loops it mirrors
-until ``ad/record.py`` lays out the tape).  Loads are shared only
-within one region and only while no store to their array and no call
-(nested or not) could have written it in between: arrays that a function writes never overlap other arrays it gets
-(the language's rule, checked by the binding and at calls), so a store to
-``y`` leaves the loads of ``x`` valid.  (One exception: an adjoint called
+until ``ad/record.py`` lays out the tape).  Loads are shared only within
+one region and only while no store to their array and no call (nested or
+not) could have written it in between: arrays that a function writes never
+overlap other arrays it gets (the language's rule, checked by the binding
+and at calls), so a store to ``y`` leaves the loads of ``x`` valid.  (One exception: an adjoint called
 for ``g(x, x)``, where ``g`` only reads both, gets ``xb`` twice.  Those
 adjoints are only incremented, each load right before its store, so no
 load of one is shared across a store into the other.)
@@ -39,7 +39,7 @@ from ..ir.core import (
     Assert, Break, Call, Cast, Const, Continue, Dim, For, Function, If, Load, Op, Pop, Prim,
     Push, Region, Return, Store, Value, While, Zeros,
 )
-from ..ir.walk import substitute
+from ..ir.walk import defined_inside, substitute
 
 
 def _key(op: Op, epoch: tuple[int, int], region: Region) -> Hashable | None:
@@ -87,8 +87,7 @@ def _loop_key(loop: Op, resolve: Callable[[Value], Value],
         return None
     local: dict[int, int] = {}
     if pushes:
-        own = {id(r) for o in loop.walk() for r in o.results} | \
-            {id(a) for o in loop.walk() for r in o.regions for a in r.args}
+        own = defined_inside(loop)
         pushed = [o for o in loop.walk() if isinstance(o, Push)]
         if not pushed or any(id(v) not in own for o in pushed for v in o.operands):
             return None
@@ -123,15 +122,6 @@ def _tape_free(out: list[Op], since: Op) -> bool:
                                      for top in out[k + 1:] for o in top.walk())
 
 
-def _inside(op: Op) -> tuple[set[int], set[int]]:
-    """The ids of the ops nested in ``op`` (itself included) and of the values they define
-    (results of nested ops, arguments of nested regions; not ``op``'s own results)."""
-    ops = {id(o) for o in op.walk()}
-    values = {id(r) for o in op.walk() if o is not op for r in o.results} | \
-        {id(a) for o in op.walk() for r in o.regions for a in r.args}
-    return ops, values
-
-
 def cse(fn: Function) -> bool:
     subst: dict[int, Value] = {}
     changed = False
@@ -144,8 +134,8 @@ def cse(fn: Function) -> bool:
             users.setdefault(id(v), []).append(id(o))
 
     def sealed(op: Op) -> bool:
-        ops, values = _inside(op)
-        return all(u in ops for v in values for u in users.get(v, ()))
+        ops = {id(o) for o in op.walk()}
+        return all(u in ops for v in defined_inside(op) for u in users.get(v, ()))
 
     def resolve(v: Value) -> Value:
         while id(v) in subst:

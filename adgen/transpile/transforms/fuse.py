@@ -9,13 +9,12 @@ that ``ad/reverse.py`` runs in the forward order: one pass over the data,
 as a hand-written gradient does.  Two loops fuse when they have the same
 start, stop and step and both are pranges or neither is (a prange fused
 with a sequential loop would run in sequence), neither reads what the other
-computes (results, or
-arrays the other writes, unless both access those arrays only at the
-iteration's own row: ``y[i]`` written by the first and read by the second),
-neither touches the tape (but for a tape each iteration empties again, as
-the adjoint of a prange that computes its body again has), calls a function
-or leaves early, and the ops between them are pure and independent of the
-first loop (they move before it).
+computes (results, or arrays the other writes, unless both access those
+arrays only at the iteration's own row: ``y[i]`` written by the first and
+read by the second), neither touches the tape (but for a tape each
+iteration empties again, as the adjoint of a prange that computes its body
+again has), calls a function or leaves early, and the ops between them are
+pure and independent of the first loop (they move before it).
 """
 
 from __future__ import annotations
