@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
+
+import adgen.transpile
 
 from adgen.transpile.frontend.parse import parse_module
 from adgen.transpile.ir.builder import Builder
@@ -31,6 +36,18 @@ def test_pipeline_lists_each_pass_once() -> None:
     names = [n for n, _ in SIMPLIFY]
     assert names == ["fold", "cse", "same-yields", "prange-invariants", "dce"]
     assert len(set(names)) == len(names)
+
+
+def test_no_table_is_keyed_by_id() -> None:
+    """The passes key their tables by the IR objects themselves (they hash by identity),
+    never by ``id()``: an entry keeps its object alive, so a later object cannot get a
+    dropped one's address and match its stale entry (tests/regressions/id_reused_*)."""
+    root = Path(adgen.transpile.__file__).parent
+    calls = [f"{path.relative_to(root)}:{node.lineno}"
+             for path in sorted(root.rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Name) and node.id == "id"]
+    assert calls == []
 
 
 def test_fold_constants_and_identities() -> None:

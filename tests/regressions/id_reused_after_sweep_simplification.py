@@ -1,12 +1,14 @@
 """Reverse mode failed now and then on this program: an id reused by a new object.
 
 Found by tests/test_random_programs.py in a long-lived worker process, not
-reproducible in a fresh one.  The adjoint builder keys tables by ``id()`` of
+reproducible in a fresh one.  The adjoint builder keyed tables by ``id()`` of
 regions (``mirror``: reverse region -> the forward region it mirrors); the
 simplification of the reverse sweep dropped regions, and a region made later
 could get a dropped one's address, so a stale entry placed a popped value in
 the wrong region ("VerifyError: g0_b ... operand ... is not defined before its
-use").  The builder now keeps what it drops alive until the adjoint is built.
+use").  Every table of the passes now holds the objects themselves as keys
+(the IR's classes hash by identity), never their ``id()``: an object a table
+refers to stays alive, so its address cannot be reused.
 tests/test_reverse.py transpiles this module many times in one process with
 allocations in between.
 """

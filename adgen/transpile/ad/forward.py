@@ -89,18 +89,18 @@ class TangentFunction:
         self.activity = activity
         self.act = activity.functions[fn.name]
         self.vector = vector
-        self.map: dict[int, Value] = {}
+        self.map: dict[Value, Value] = {}
         #: old value -> its tangent, per direction; ``tan`` is the direction being built
-        self.tangents: list[dict[int, Value]] = [{} for _ in range(directions)]
-        self.tan: dict[int, Value] = self.tangents[0]
+        self.tangents: list[dict[Value, Value]] = [{} for _ in range(directions)]
+        self.tan: dict[Value, Value] = self.tangents[0]
         self.nbdirs: Value | None = None
         self.top: Region = Region()
-        self.shadows: dict[int, Value] = {}
+        self.shadows: dict[Value, Value] = {}
         self.param_shadow_at = 0
 
     # -- values ----------------------------------------------------------------
     def m(self, v: Value) -> Value:
-        return self.map.get(id(v), v)
+        return self.map.get(v, v)
 
     def each_direction(self, directions: list[int] | None = None) -> Iterator[int]:
         """Make ``self.tan`` the tangents of each direction (of ``directions``) in turn."""
@@ -120,8 +120,8 @@ class TangentFunction:
         if len(self.tangents) == 1:
             return None
         inside = defined_inside(op)
-        used = [v for o in op.walk() for v in o.operands if id(v) not in inside]
-        return [d for d, tan in enumerate(self.tangents) if any(id(v) in tan for v in used)]
+        used = [v for o in op.walk() for v in o.operands if v not in inside]
+        return [d for d, tan in enumerate(self.tangents) if any(v in tan for v in used)]
 
     def tangent_name(self, name: str | None, direction: int) -> str | None:
         """``xd``; ``xd0``, ``xd1`` ... when there are several directions."""
@@ -143,7 +143,7 @@ class TangentFunction:
         return self.act.active(v)
 
     def tangent_or_zero(self, b: Builder, v: Value) -> Value:
-        t = self.tan.get(id(v))
+        t = self.tan.get(v)
         if t is not None:
             return t
         if isinstance(v.type, ArrayType):
@@ -152,7 +152,7 @@ class TangentFunction:
 
     def zero_shadow(self, array: Value) -> Value:
         """A zero tangent for an array that has none (passed to an active parameter)."""
-        key = id(array)
+        key = array
         if key in self.shadows:
             return self.shadows[key]
         new = self.m(array)
@@ -197,14 +197,14 @@ class TangentFunction:
             np_ = Value(p.type, p.name)
             params.append(np_)
             names.append(name)
-            self.map[id(p)] = np_
+            self.map[p] = np_
             if i in active_params:
                 tname = unique(name + "d")
                 t = Value(self.ttype(p.type), tname)
                 params.append(t)
                 names.append(tname)
                 tangent_of[tname] = name
-                self.tan[id(p)] = t
+                self.tan[p] = t
         nbdirs_name = None
         if self.vector:
             nbdirs_name = unique("nbdirs")
@@ -247,7 +247,7 @@ class TangentFunction:
             if hasattr(op, field_name):
                 setattr(new, field_name, getattr(op, field_name))
         for r, nr in zip(op.results, results, strict=True):
-            self.map[id(r)] = nr
+            self.map[r] = nr
         b.insert(new)
         return new
 
@@ -277,7 +277,7 @@ class TangentFunction:
             d = Value(self.ttype(v.type), tangent_name(v.name))
             b.insert(Pop([], [d], op.loc))
             if self.active(v):
-                self.tan[id(v)] = d
+                self.tan[v] = d
         self.copy(op, b)
 
     def op_Prim(self, op: Prim, b: Builder, t: list[_Target]) -> None:
@@ -285,7 +285,7 @@ class TangentFunction:
         if not self.active(op.result):
             return
         for k in self.each_direction():
-            tangents = [self.tan.get(id(v)) for v in op.operands]
+            tangents = [self.tan.get(v) for v in op.operands]
             if all(x is None for x in tangents):
                 continue
             start = len(b.region.ops)
@@ -294,35 +294,35 @@ class TangentFunction:
             # of w, whose seed is 1.0; it keeps its name)
             if d.name is None and any(o is d.owner for o in b.region.ops[start:]):
                 d.name = self.tangent_name(op.result.name, k)
-            self.tan[id(op.result)] = d
+            self.tan[op.result] = d
 
     def op_Cast(self, op: Cast, b: Builder, t: list[_Target]) -> None:
         new = self.copy(op, b)
         rt = new.result.type
         assert isinstance(rt, ScalarType)
         for k in self.each_direction():
-            src = self.tan.get(id(op.operands[0]))
+            src = self.tan.get(op.operands[0])
             if self.active(op.result) and src is not None:
-                self.tan[id(op.result)] = b.cast(src, rt, self.tangent_name(op.result.name, k))
+                self.tan[op.result] = b.cast(src, rt, self.tangent_name(op.result.name, k))
 
     def op_Load(self, op: Load, b: Builder, t: list[_Target]) -> None:
         new = self.copy(op, b)
         for k in self.each_direction():
-            shadow = self.tan.get(id(op.operands[0]))
+            shadow = self.tan.get(op.operands[0])
             if self.active(op.result) and shadow is not None:
-                self.tan[id(op.result)] = b.load(shadow, new.operands[1:],
-                                                 self.tangent_name(op.result.name, k))
+                self.tan[op.result] = b.load(shadow, new.operands[1:],
+                                             self.tangent_name(op.result.name, k))
 
     def op_Store(self, op: Store, b: Builder, t: list[_Target]) -> None:
         new = self.copy(op, b)
-        shadow = self.tan.get(id(op.operands[0]))
+        shadow = self.tan.get(op.operands[0])
         if shadow is not None:
             b.store(shadow, new.operands[1:-1], self.tangent_or_zero(b, op.operands[-1]))
 
     def op_Zeros(self, op: Zeros, b: Builder, t: list[_Target]) -> None:
         new = self.copy(op, b)
         if self.active(op.result):
-            self.tan[id(op.result)] = b.zeros(
+            self.tan[op.result] = b.zeros(
                 new.operands, ArrayType(new.result.type.elem, new.result.type.ndim,  # type: ignore[union-attr]
                                         self.vector), tangent_name(op.result.name))
 
@@ -332,7 +332,7 @@ class TangentFunction:
         c_results = self.activity.active_results(callee)
         written = written_params(callee, self.module)
         need = any(self.active(r) for r in op.results) or any(
-            p in written and id(a) in self.tan for p, a in enumerate(op.operands))
+            p in written and a in self.tan for p, a in enumerate(op.operands))
         if not (need and self.activity.needs_derivative(callee.name)) and \
                 not _keeps_tape_tangents(callee, self.activity):
             self.copy(op, b)
@@ -349,10 +349,10 @@ class TangentFunction:
         names = [r.name for r in op.results] + [tangent_name(op.results[j].name) for j in c_results]
         outs = b.call(derivative_name(callee, self.vector), args, types, names)
         for r, nr in zip(op.results, outs[:len(op.results)], strict=True):
-            self.map[id(r)] = nr
+            self.map[r] = nr
         for k, j in enumerate(c_results):
             if self.active(op.results[j]):
-                self.tan[id(op.results[j])] = outs[len(op.results) + k]
+                self.tan[op.results[j]] = outs[len(op.results) + k]
 
     # -- structured ops ------------------------------------------------------------------
     def active_slots(self, values: list[Value]) -> list[int]:
@@ -363,12 +363,12 @@ class TangentFunction:
         args = []
         for v in old:
             nv = Value(v.type, v.name)
-            self.map[id(v)] = nv
+            self.map[v] = nv
             args.append(nv)
         for j in slots:
             for k in self.each_direction(directions):
                 tv = Value(self.ttype(old[j].type), self.tangent_name(old[j].name, k))
-                self.tan[id(old[j])] = tv
+                self.tan[old[j]] = tv
                 args.append(tv)
         return args
 
@@ -377,13 +377,13 @@ class TangentFunction:
         results = []
         for r in op.results:
             nr = Value(r.type, r.name)
-            self.map[id(r)] = nr
+            self.map[r] = nr
             results.append(nr)
         for j in slots:
             r = op.results[j]
             for k in self.each_direction(directions):
                 tr = Value(self.ttype(r.type), self.tangent_name(r.name, k))
-                self.tan[id(r)] = tr
+                self.tan[r] = tr
                 results.append(tr)
         new.results = results
         for r in results:
@@ -405,7 +405,7 @@ class TangentFunction:
         directions = self.directions_into(op)
         inits = [self.m(v) for v in op.inits] + self.tangents_of(b, op.inits, slots, directions)
         iv = Value(I64, body.args[0].name)
-        self.map[id(body.args[0])] = iv
+        self.map[body.args[0]] = iv
         args = self.new_args(body.args[1:], slots, directions)
         new = For([self.m(v) for v in op.operands[:3]] + inits, [], op.loc,
                   regions=[Region([iv, *args])], parallel=op.parallel,

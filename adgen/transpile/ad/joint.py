@@ -56,31 +56,31 @@ def _written_later(af: AdjointFunction, site: Op) -> bool:
     write takes the element's adjoint, so the adjoints of the reads before it must not be
     added before the reverse sweep reaches it."""
     if af.joint_writes is None:
-        pos: dict[int, int] = {}
-        end: dict[int, int] = {}
-        loops: dict[int, list[Op]] = {}
+        pos: dict[Op, int] = {}
+        end: dict[Op, int] = {}
+        loops: dict[Op, list[Op]] = {}
         writes: list[int] = []
 
         def walk(region: Region, around: list[Op]) -> None:
             for op in region.ops:
-                pos[id(op)] = len(pos)
-                loops[id(op)] = around
-                if isinstance(op, Store) and id(op.operands[0]) in af.shadowed or \
+                pos[op] = len(pos)
+                loops[op] = around
+                if isinstance(op, Store) and op.operands[0] in af.shadowed or \
                         isinstance(op, Call) and any(
-                            id(op.operands[p]) in af.shadowed
+                            op.operands[p] in af.shadowed
                             for p in written_params(af.module.function(op.callee), af.module)):
-                    writes.append(pos[id(op)])
+                    writes.append(pos[op])
                 inner = around + [op] if isinstance(op, (For, While)) else around
                 for sub in op.regions:
                     walk(sub, inner)
-                end[id(op)] = len(pos) - 1
+                end[op] = len(pos) - 1
 
         walk(af.fn.body, [])
         af.joint_writes = (pos, end, loops, writes)
     pos, end, loops, writes = af.joint_writes
-    at = pos.get(id(site))
+    at = pos.get(site)
     return at is None or any(w >= at for w in writes) or any(
-        pos[id(loop)] <= w <= end[id(loop)] for loop in loops[id(site)] for w in writes)
+        pos[loop] <= w <= end[loop] for loop in loops[site] for w in writes)
 
 
 def arguments(af: AdjointFunction, op: Call, ybs: list[Value | None]) -> list[Value] | None:
@@ -98,7 +98,7 @@ def arguments(af: AdjointFunction, op: Call, ybs: list[Value | None]) -> list[Va
     for p, a in enumerate(op.operands):
         args.append(af.m(a))
         if p in c_params and isinstance(a.type, ArrayType):
-            sh = af.shadow.get(id(a))
+            sh = af.shadow.get(a)
             if sh is None:
                 return None
             args.append(sh)
@@ -122,34 +122,34 @@ def _locate(top: Region, target: Op) -> list[tuple[Region, int]]:
     return []
 
 
-def _visible(top: Region, target: Op) -> set[int]:
+def _visible(top: Region, target: Op) -> set[Value]:
     """The values the forward sweep ``top`` has where ``target`` is: the arguments of the
     regions around it and the results of the ops before it in each."""
-    out: set[int] = set()
+    out: set[Value] = set()
     for region, i in _locate(top, target):
-        out.update(id(a) for a in region.args)
+        out.update(a for a in region.args)
         for op in region.ops[:i]:
-            out.update(id(r) for r in op.results)
+            out.update(r for r in op.results)
     return out
 
 
-def _copies(values: list[Value], seen: set[int]) -> tuple[list[Op], list[Value]] | None:
+def _copies(values: list[Value], seen: set[Value]) -> tuple[list[Op], list[Value]] | None:
     """``values`` computed where ``seen`` are the values at hand: copies of the ops (each a
     function of its operands) that compute those of them not at hand, in order, and the
     values to use; None when one needs another kind of op (the adjoint of a result is
     final when the reverse sweep reaches the op, so ``0.5 * retb`` may be computed early)."""
     ops: list[Op] = []
-    done: dict[int, Value] = {}
+    done: dict[Value, Value] = {}
 
     def get(v: Value) -> Value | None:
-        if id(v) in seen:
+        if v in seen:
             return v
-        if id(v) not in done:
+        if v not in done:
             o = v.owner
             if not isinstance(o, PURE_OPS) or any(get(x) is None for x in o.operands):
                 return None
             ops.append(clone(o, done))  # reads the copies of its operands, maps its results
-        return done[id(v)]
+        return done[v]
 
     out = [get(v) for v in values]
     if any(v is None for v in out):
@@ -176,12 +176,12 @@ def _own(call: Call) -> None:
 
 
 def call(af: AdjointFunction, op: Call, args: list[Value], scalars: list[int],
-         b: Builder, adj: dict[int, Value]) -> bool:
+         b: Builder, adj: dict[Value, Value]) -> bool:
     """``g_b`` in place of ``g_fwd`` where every argument of it is known (``arguments``);
     the adjoints of the float scalar arguments it returns are added in the reverse sweep.
     False (nothing changed) where that is not so."""
-    fwd = af.fwd_ops.get(id(op))
-    top = af.fwd_region[id(af.fn.body)]
+    fwd = af.fwd_ops.get(op)
+    top = af.fwd_region[af.fn.body]
     if not isinstance(fwd, Call) or not fwd.callee.endswith("_fwd") or not possible(af) or \
             _written_later(af, op):
         return False
@@ -200,7 +200,7 @@ def call(af: AdjointFunction, op: Call, args: list[Value], scalars: list[int],
     adjoints = [Value(af.atype(callee.params[p].type), None if n is None else n + "b")
                 for p, n in zip(scalars, names, strict=True)]
     region, i = path[-1]
-    af.fwd_ops[id(op)] = jc = _joint_call(af, op, fwd, args, adjoints)
+    af.fwd_ops[op] = jc = _joint_call(af, op, fwd, args, adjoints)
     region.ops[i:i + 1] = [*early, jc]
     _own(jc)
     for p, out in zip(scalars, adjoints, strict=True):
@@ -208,7 +208,7 @@ def call(af: AdjointFunction, op: Call, args: list[Value], scalars: list[int],
     return True
 
 
-def loop(af: AdjointFunction, op: For, b: Builder, adj: dict[int, Value], start: Value,
+def loop(af: AdjointFunction, op: For, b: Builder, adj: dict[Value, Value], start: Value,
          stop: Value, step: Value, fwd_iv: Value) -> bool:
     """The reverse of each iteration of ``op`` at the end of the iteration in the forward
     sweep, its calls turned into ``g_b`` calls; nothing in the reverse sweep but the
@@ -228,9 +228,9 @@ def loop(af: AdjointFunction, op: For, b: Builder, adj: dict[int, Value], start:
                 calls.append(o)
     if not calls or not af.order_free(op, calls_allowed=True):
         return False
-    fwd_loop = af.fwd_ops[id(op)]
-    fwd_top = af.fwd_region[id(af.fn.body)]
-    fb = af.fwd_region[id(body)]
+    fwd_loop = af.fwd_ops[op]
+    fwd_top = af.fwd_region[af.fn.body]
+    fb = af.fwd_region[body]
     path = _locate(fwd_top, fwd_loop)
     # not in a copy the reverse sweep makes, nor in a prange (its threads would share the
     # record of the tapes' sizes)
@@ -258,15 +258,15 @@ def loop(af: AdjointFunction, op: For, b: Builder, adj: dict[int, Value], start:
     if made is None:
         return False
     early, inits = made
-    subst = {id(rev.args[0]): fwd_iv}
-    subst.update((id(carried[k]), v) for k, v in zip(same, inits, strict=True))
+    subst = {rev.args[0]: fwd_iv}
+    subst.update((carried[k], v) for k, v in zip(same, inits, strict=True))
     added = [Value(carried[k].type, carried[k].name) for k in sums]
-    subst.update((id(carried[k]), a) for k, a in zip(sums, added, strict=True))
+    subst.update((carried[k], a) for k, a in zip(sums, added, strict=True))
     ops = rev.ops[:-1]
-    inside = {id(v) for o in ops for x in o.walk() for v in x.results}
-    inside |= {id(a) for o in ops for x in o.walk() for r in x.regions for a in r.args}
-    here = before | {id(a) for a in fb.args} | {id(r) for o in fb.ops for r in o.results}
-    if any(id(v) not in inside and id(v) not in subst and id(v) not in here
+    inside = {v for o in ops for x in o.walk() for v in x.results}
+    inside |= {a for o in ops for x in o.walk() for r in x.regions for a in r.args}
+    here = before | {a for a in fb.args} | {r for o in fb.ops for r in o.results}
+    if any(v not in inside and v not in subst and v not in here
            for o in ops for x in o.walk() for v in x.operands):
         return False
     placed = _hoist_calls(af, calls, ops, fb, before | set(subst))
@@ -275,7 +275,7 @@ def loop(af: AdjointFunction, op: For, b: Builder, adj: dict[int, Value], start:
     hoisted, rest = placed
     for o in [*hoisted, *rest]:
         for x in o.walk():
-            x.operands = [subst.get(id(v), v) for v in x.operands]
+            x.operands = [subst.get(v, v) for v in x.operands]
     fb.ops[-1:-1] = rest
     # the sums of the adjoints of the free values: carried by the forward loop
     zb = Builder(Region(), op.loc)
@@ -284,7 +284,7 @@ def loop(af: AdjointFunction, op: For, b: Builder, adj: dict[int, Value], start:
     for k, a in zip(sums, added, strict=True):
         fwd_loop.operands.append(zb.const(0.0, a.type))
         fb.add_arg(a)
-        fy.operands.append(subst.get(id(y.operands[k]), y.operands[k]))
+        fy.operands.append(subst.get(y.operands[k], y.operands[k]))
         total = Value(a.type, a.name)
         total.owner = fwd_loop
         fwd_loop.results.append(total)
@@ -292,7 +292,7 @@ def loop(af: AdjointFunction, op: For, b: Builder, adj: dict[int, Value], start:
     region, i = path[-1]
     region.ops[i:i] = early + zb.region.ops
     # the sums' initial values get the adjoint the sums have
-    ybs = {j: adj.pop(id(r), None) for j, r in enumerate(op.results)}
+    ybs = {j: adj.pop(r, None) for j, r in enumerate(op.results)}
     for j, a in enumerate(body.args[1:]):
         if (af.active(a) or af.active(op.results[j])) and ybs[j] is not None:
             af.accumulate(b, adj, op.inits[j], ybs[j])
@@ -312,7 +312,7 @@ def _passed_on(v: Value) -> Value:
 
 
 def _hoist_calls(af: AdjointFunction, calls: list[Call], ops: list[Op], fb: Region,
-                 known: set[int]) -> tuple[list[Op], list[Op]] | None:
+                 known: set[Value]) -> tuple[list[Op], list[Op]] | None:
     """Put into ``fb`` (the forward loop body) each call of ``calls`` as a ``g_b`` call,
     after what its arguments need: ops of ``ops`` (the reversed iteration) and ops of
     ``fb`` after the call, which move before it; returns the ops of ``ops`` moved and the
@@ -321,18 +321,18 @@ def _hoist_calls(af: AdjointFunction, calls: list[Call], ops: list[Op], fb: Regi
     saved = list(fb.ops)
     rest = list(ops)
     hoisted: list[Op] = []
-    placed: dict[int, Call] = {}  # call -> its g_b call (af.fwd_ops once all are placed)
-    known = known | {id(a) for a in fb.args}
+    placed: dict[Op, Call] = {}  # call -> its g_b call (af.fwd_ops once all are placed)
+    known = known | {a for a in fb.args}
     i = 0
     while i < len(fb.ops):
         fwd = fb.ops[i]
-        call_op = next((c for c in calls if af.fwd_ops.get(id(c)) is fwd), None)
-        entry = af.joint_calls.get(id(call_op)) if call_op is not None else None
+        call_op = next((c for c in calls if af.fwd_ops.get(c) is fwd), None)
+        entry = af.joint_calls.get(call_op) if call_op is not None else None
         if call_op is not None and entry is None:
             fb.ops[:] = saved
             return None
         if entry is None:
-            known.update(id(r) for r in fwd.results)
+            known.update(r for r in fwd.results)
             i += 1
             continue
         assert call_op is not None
@@ -348,9 +348,9 @@ def _hoist_calls(af: AdjointFunction, calls: list[Call], ops: list[Op], fb: Regi
         fb.ops[i:] = [*earlier, *sliced, jc, *tail]
         hoisted += [*sliced, jc]
         rest = [o for o in rest if o is not bwd]
-        placed[id(call_op)] = jc
+        placed[call_op] = jc
         for o in [*earlier, *sliced, jc]:
-            known.update(id(r) for r in o.results)
+            known.update(r for r in o.results)
         i += len(earlier) + len(sliced) + 1
     af.fwd_ops.update(placed)
     for jc in placed.values():
@@ -358,7 +358,7 @@ def _hoist_calls(af: AdjointFunction, calls: list[Call], ops: list[Op], fb: Regi
     return hoisted, rest
 
 
-def _slice(args: list[Value], rest: list[Op], later: list[Op], known: set[int],
+def _slice(args: list[Value], rest: list[Op], later: list[Op], known: set[Value],
            bwd: Call) -> tuple[list[Op], list[Op], list[Value]] | None:
     """What ``args`` need: the ops of ``later`` (after the call in the forward loop body)
     and of ``rest`` (the reversed iteration), the latter taken out of ``rest``; an if of
@@ -366,23 +366,23 @@ def _slice(args: list[Value], rest: list[Op], later: list[Op], known: set[int],
     Returns those of ``later``, those of ``rest`` (each in order) and the arguments to use;
     None (``rest`` unchanged) when they need ``bwd``, a value not in ``known`` nor computed
     there, or an op that is not a function of its operands."""
-    owner = {id(r): o for o in rest for r in o.results}
-    fwd_owner = {id(r): o for o in later for r in o.results}
-    need_ops: set[int] = set()
-    need_results: dict[int, set[int]] = {}  # if -> indices of the results needed
+    owner = {r: o for o in rest for r in o.results}
+    fwd_owner = {r: o for o in later for r in o.results}
+    need_ops: set[Op] = set()
+    need_results: dict[If, set[int]] = {}  # if -> indices of the results needed
     work = list(args)
-    seen: set[int] = set()
+    seen: set[Value] = set()
     while work:
         v = work.pop()
-        if id(v) in seen or id(v) in known:
+        if v in seen or v in known:
             continue
-        seen.add(id(v))
-        o = owner.get(id(v), fwd_owner.get(id(v)))
+        seen.add(v)
+        o = owner.get(v, fwd_owner.get(v))
         if o is None or o is bwd:
             return None
-        if isinstance(o, If) and id(v) in owner:
+        if isinstance(o, If) and v in owner:
             k = next(k for k, r in enumerate(o.results) if r is v)
-            need_results.setdefault(id(o), set()).add(k)
+            need_results.setdefault(o, set()).add(k)
             work.append(o.operands[0])
             for region in o.regions:
                 part = _branch_slice(region, k)
@@ -392,23 +392,23 @@ def _slice(args: list[Value], rest: list[Op], later: list[Op], known: set[int],
             continue
         if not isinstance(o, PURE_OPS):
             return None
-        need_ops.add(id(o))
+        need_ops.add(o)
         work.extend(o.operands)
-    earlier = [o for o in later if id(o) in need_ops]
+    earlier = [o for o in later if o in need_ops]
     sliced: list[Op] = []
-    subst: dict[int, Value] = {}
+    subst: dict[Value, Value] = {}
     kept: list[Op] = []
     for o in rest:
         for x in o.walk():  # (the branches of a needed if may read an if split before)
-            x.operands = [subst.get(id(v), v) for v in x.operands]
-        if id(o) in need_ops:
+            x.operands = [subst.get(v, v) for v in x.operands]
+        if o in need_ops:
             sliced.append(o)
-        elif id(o) in need_results:
+        elif o in need_results:
             assert isinstance(o, If)
-            ks = sorted(need_results[id(o)])
+            ks = sorted(need_results[o])
             first = _split_if(o, ks)
             for k, r in zip(ks, first.results, strict=True):
-                subst[id(o.results[k])] = r
+                subst[o.results[k]] = r
             _drop_results(o, ks)
             sliced.append(first)
             kept.append(o)
@@ -416,9 +416,9 @@ def _slice(args: list[Value], rest: list[Op], later: list[Op], known: set[int],
             kept.append(o)
     for o in kept:  # uses inside regions of later ops
         for x in o.walk():
-            x.operands = [subst.get(id(v), v) for v in x.operands]
+            x.operands = [subst.get(v, v) for v in x.operands]
     rest[:] = kept
-    return earlier, sliced, [subst.get(id(v), v) for v in args]
+    return earlier, sliced, [subst.get(v, v) for v in args]
 
 
 def _branch_slice(region: Region, k: int) -> list[Value] | None:
@@ -426,16 +426,16 @@ def _branch_slice(region: Region, k: int) -> list[Value] | None:
     value needs, or None when that takes an op that is not a function of its operands."""
     y = region.terminator
     assert isinstance(y, Yield)
-    owner = {id(r): o for o in region.ops for r in o.results}
+    owner = {r: o for o in region.ops for r in o.results}
     out: list[Value] = []
     work = [y.operands[k]]
-    seen: set[int] = set()
+    seen: set[Value] = set()
     while work:
         v = work.pop()
-        if id(v) in seen:
+        if v in seen:
             continue
-        seen.add(id(v))
-        o = owner.get(id(v))
+        seen.add(v)
+        o = owner.get(v)
         if o is None:
             out.append(v)
         elif isinstance(o, PURE_OPS):
@@ -450,12 +450,12 @@ def _split_if(op: If, ks: list[int]) -> If:
     first = clone(op, {})
     _keep_results(first, ks)
     for branch in first.regions:  # only what the yields need (``_branch_slice``)
-        needed = {id(v) for v in branch.terminator.operands}
+        needed = {v for v in branch.terminator.operands}
         kept: list[Op] = []
         for o in reversed(branch.ops[:-1]):
-            if any(id(r) in needed for r in o.results):
+            if any(r in needed for r in o.results):
                 kept.append(o)
-                needed.update(id(v) for v in o.operands)
+                needed.update(v for v in o.operands)
         branch.ops = [*reversed(kept), branch.ops[-1]]
     return first
 

@@ -63,9 +63,9 @@ class Inputs:
     types: list[ScalarType] = field(default_factory=list)
     names: list[list[str]] = field(default_factory=list)  # what each direction stands for
     adjoints: list[str] = field(default_factory=list)  # a name for each direction's adjoint
-    of_value: dict[int, int] = field(default_factory=dict)  # free or carried value -> direction
-    of_load: dict[int, int] = field(default_factory=dict)  # id(load) -> direction
-    owned: dict[int, set[int]] = field(default_factory=dict)  # id(if) -> directions inside
+    of_value: dict[Value, int] = field(default_factory=dict)  # free or carried value -> direction
+    of_load: dict[Op, int] = field(default_factory=dict)  # load -> direction
+    owned: dict[If, set[int]] = field(default_factory=dict)  # if -> directions inside
 
     def add(self, t: ScalarType, name: str, adjoint: str, at: int = -1) -> int:
         """A direction for an input of type ``t``: the first one from ``at`` of that type
@@ -90,13 +90,13 @@ class BodyTangents(TangentFunction):
         # (an iteration without inputs, storing constants, still has one direction: zero)
         super().__init__(adj.fn, adj.module, adj.activity, False, max(len(inputs.types), 1))
         self.seeds = inputs.of_load
-        self.regions: dict[int, Region] = {}  # old region -> its copy
+        self.regions: dict[Region, Region] = {}  # old region -> its copy
 
     def op_Load(self, op: Load, b: Builder, t: list[_Target]) -> None:
         super().op_Load(op, b, t)
-        d = self.seeds.get(id(op))
+        d = self.seeds.get(op)
         if d is not None:
-            self.tangents[d][id(op.result)] = b.const(1.0, op.result.type)
+            self.tangents[d][op.result] = b.const(1.0, op.result.type)
 
     def op_Store(self, op: Store, b: Builder, t: list[_Target]) -> None:
         pass
@@ -105,13 +105,13 @@ class BodyTangents(TangentFunction):
         outer = super().directions_into(op)
         if outer is None:  # one direction
             return None
-        inner = {self.seeds[id(o)] for o in op.walk() if id(o) in self.seeds}
+        inner = {self.seeds[o] for o in op.walk() if o in self.seeds}
         return sorted(set(outer) | inner)
 
     def copied(self, op: Op, b: Builder) -> None:
         new = b.region.ops[-1]
         for old_r, new_r in zip(op.regions, new.regions, strict=True):
-            self.regions[id(old_r)] = new_r
+            self.regions[old_r] = new_r
 
     def op_If(self, op: If, b: Builder, t: list[_Target]) -> None:
         super().op_If(op, b, t)
@@ -162,11 +162,11 @@ class IterationJacobian:
 
     # -- where it applies ------------------------------------------------------------------
     def is_input(self, op: Op) -> bool:
-        return isinstance(op, Load) and id(op.operands[0]) in self.adj.shadow and \
+        return isinstance(op, Load) and op.operands[0] in self.adj.shadow and \
             self.adj.active(op.result)
 
     def is_output(self, op: Op) -> bool:
-        return isinstance(op, Store) and id(op.operands[0]) in self.adj.shadow
+        return isinstance(op, Store) and op.operands[0] in self.adj.shadow
 
     def check(self) -> None:
         adj, op = self.adj, self.op
@@ -219,28 +219,28 @@ class IterationJacobian:
         inputs = Inputs()
         for v in [*free, *carried]:
             assert isinstance(v.type, ScalarType)
-            inputs.of_value[id(v)] = inputs.add(v.type, v.name or "sum",
+            inputs.of_value[v] = inputs.add(v.type, v.name or "sum",
                                                 adjoint_name(v.name) or "tmp")
 
-        def region(r: Region, at: int, seen: dict[tuple[int, ...], int]) -> int:
+        def region(r: Region, at: int, seen: dict[tuple[Value, ...], int]) -> int:
             """Directions for the loads of ``r`` from ``at`` on; returns the first one free.
             ``seen``: the element -> direction of the loads before, to share one direction
             for the loads of an element that nothing stores in between."""
             for o in r.ops:
                 if self.is_input(o):
                     assert isinstance(o, Load) and isinstance(o.result.type, ScalarType)
-                    key = tuple(map(id, o.operands))
+                    key = tuple(o.operands)
                     d = seen.get(key)
                     if d is None:
                         d = seen[key] = inputs.add(o.result.type, element_text(o),
                                                    element_adjoint(o), at)
                         at = d + 1
-                    inputs.of_load[id(o)] = d
+                    inputs.of_load[o] = d
                 elif isinstance(o, If):
                     ends = [region(sub, at, dict(seen)) for sub in o.regions]
-                    inputs.owned[id(o)] = set(range(at, max(ends)))
+                    inputs.owned[o] = set(range(at, max(ends)))
                     at = max(ends)
-                stored = {id(x.operands[0]) for x in o.walk() if isinstance(x, Store)}
+                stored = {x.operands[0] for x in o.walk() if isinstance(x, Store)}
                 for key in [k for k in seen if k[0] in stored]:
                     del seen[key]
             return at
@@ -269,11 +269,11 @@ class IterationJacobian:
         b = Builder(region, op.loc)
         tf = self.tangents = BodyTangents(adj, inputs)
         tf.map = dict(adj.map)
-        tf.map[id(body.args[0])] = region.args[0]
+        tf.map[body.args[0]] = region.args[0]
         for a in body.args[1:]:  # a prange's sums are read only by their increment
-            tf.map[id(a)] = b.const(0, a.type)
+            tf.map[a] = b.const(0, a.type)
         for v in [*free, *sums]:
-            tf.tangents[inputs.of_value[id(v)]][id(v)] = b.const(1.0, v.type)
+            tf.tangents[inputs.of_value[v]][v] = b.const(1.0, v.type)
         start = len(region.ops)
         for o in body.ops[:-1]:
             tf.op(o, Builder(region, o.loc), [])
@@ -281,16 +281,16 @@ class IterationJacobian:
         adj.computed_again(body, region, start)
         loop.note = self.note()
         # J^T: the sums' increments come last in the iteration, so first in its reverse
-        state: dict[int, Value] = {inputs.of_value[id(v)]: a for v, a in zip(free, acc,
+        state: dict[int, Value] = {inputs.of_value[v]: a for v, a in zip(free, acc,
                                                                              strict=True)}
         y = body.terminator
         assert isinstance(y, Yield)
         for j, sb in zip(slots, carried_b, strict=True):
             self.distribute(b, state, y.operands[j], sb)
         self.transpose(body.ops[:-1], b, state)
-        outs = [state.get(inputs.of_value[id(v)]) or self.zero(b, d)
-                for v in sums for d in [inputs.of_value[id(v)]]]
-        return outs + [state[inputs.of_value[id(v)]] for v in free]
+        outs = [state.get(inputs.of_value[v]) or self.zero(b, d)
+                for v in sums for d in [inputs.of_value[v]]]
+        return outs + [state[inputs.of_value[v]] for v in free]
 
     def note(self) -> str:
         names = [" or ".join(n) for n in self.inputs.names]
@@ -309,7 +309,7 @@ class IterationJacobian:
         """Add ``vb`` (the adjoint of an output) times the output's tangent in each direction
         to the adjoint of that direction's input."""
         for d, tangents in enumerate(self.tangents.tangents):
-            t = tangents.get(id(value))
+            t = tangents.get(value)
             if t is None:
                 continue
             c = b.mul(t, vb)
@@ -323,24 +323,24 @@ class IterationJacobian:
         for o in reversed(ops):
             b.loc = o.loc
             if isinstance(o, Store):
-                got: dict[int, Value] = {}
+                got: dict[Value, Value] = {}
                 adj.rev_Store(o, b, got)  # vb = ab[i]; ab[i] = 0
-                vb = got.get(id(o.operands[-1]))
+                vb = got.get(o.operands[-1])
                 if vb is not None:
                     self.distribute(b, state, o.operands[-1], vb)
-            elif isinstance(o, Load) and id(o) in self.inputs.of_load:
-                xb = state.pop(self.inputs.of_load[id(o)], None)
+            elif isinstance(o, Load) and o in self.inputs.of_load:
+                xb = state.pop(self.inputs.of_load[o], None)
                 if xb is not None:
-                    adj.rev_Load(o, b, {id(o.result): xb})  # ab[i] += xb
+                    adj.rev_Load(o, b, {o.result: xb})  # ab[i] += xb
             elif isinstance(o, If):
                 self.transpose_if(o, b, state)
 
     def transpose_if(self, op: If, b: Builder, state: dict[int, Value]) -> None:
-        owned = self.inputs.owned.get(id(op), set())
+        owned = self.inputs.owned.get(op, set())
         new = If([self.adj.m(op.operands[0])], [], op.loc, regions=[Region(), Region()])
         branches: list[dict[int, Value]] = []
         for old_r, new_r in zip(op.regions, new.regions, strict=True):
-            self.adj.mirror[id(new_r)] = self.tangents.regions[id(old_r)]
+            self.adj.mirror[new_r] = self.tangents.regions[old_r]
             inner = dict(state)
             self.transpose(old_r.ops[:-1], Builder(new_r, op.loc), inner)
             branches.append(inner)

@@ -266,7 +266,7 @@ def _gradient(fn: Function, spec: Nested, target: Function) -> None:
     b = Builder(fn.body, fn.loc)
     one = b.const(1.0, retb.type)
     fn.body.ops.insert(0, fn.body.ops.pop())  # built at the end: move it first
-    substitute(fn, {id(retb): one})
+    substitute(fn, {retb: one})
     del fn.params[k], fn.param_names[k]
     adjoint = {fn.tangent_of[r.name]: v for r, v in zip(fn.results, ret.operands, strict=True)
                if r.name in fn.tangent_of}

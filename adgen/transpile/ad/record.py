@@ -52,7 +52,7 @@ from ..ir.prims import EXPENSIVE
 from ..ir.types import BOOL, ArrayType, ScalarType
 
 
-def recomputable(op: Op, directive: str, reloadable: set[int]) -> bool:
+def recomputable(op: Op, directive: str, reloadable: set[Value]) -> bool:
     """Whether the reverse sweep repeats ``op`` rather than saving its result (``directive``:
     that of the loop around it; ``reloadable``: loads whose element does not change before
     the reverse sweep reads it again)."""
@@ -65,7 +65,7 @@ def recomputable(op: Op, directive: str, reloadable: set[int]) -> bool:
     if isinstance(op, Prim):
         return op.prim not in EXPENSIVE or directive == "recompute"
     if isinstance(op, Load):
-        return id(op.results[0]) in reloadable
+        return op.results[0] in reloadable
     return False
 
 
@@ -73,45 +73,45 @@ def recomputable(op: Op, directive: str, reloadable: set[int]) -> bool:
 #: forward order, (final value, update, (prim, operand) of the inverse update) counting down
 Carried = tuple[Value, Value, tuple[str, Value] | None]
 #: adjoint loop body -> (that loop, {forward carried value: Carried})
-Replays = dict[int, tuple[For, dict[int, Carried]]]
+Replays = dict[Region, tuple[For, dict[Value, Carried]]]
 
 
 class Recorder:
-    def __init__(self, fwd_top: Region, rev_top: Region, mirror: dict[int, Region], joint: bool,
-                 preseed: dict[tuple[int, int], Value], reloadable: set[int],
-                 recomputed: set[int] | None = None, recomputing: set[int] | None = None,
+    def __init__(self, fwd_top: Region, rev_top: Region, mirror: dict[Region, Region],
+                 joint: bool, preseed: dict[tuple[Region, Value], Value], reloadable: set[Value],
+                 recomputed: set[Op] | None = None, recomputing: set[Region] | None = None,
                  replays: Replays | None = None) -> None:
         self.fwd_top = fwd_top
         self.rev_top = rev_top
         self.mirror = mirror
         self.joint = joint
-        self.cache: dict[tuple[int, int], Value] = dict(preseed)
+        self.cache: dict[tuple[Region, Value], Value] = dict(preseed)
         self.reloadable = reloadable
-        self.def_region: dict[int, Region] = {}
-        self.parent_op: dict[int, Op] = {}  # forward region -> the op owning it
-        self.region_of_op: dict[int, Region] = {}
-        self.rev_parent: dict[int, Region] = {}
+        self.def_region: dict[Value, Region] = {}
+        self.parent_op: dict[Region, Op] = {}  # forward region -> the op owning it
+        self.region_of_op: dict[Op, Region] = {}
+        self.rev_parent: dict[Region, Region] = {}
         #: reverse region -> (region, pops in order, recomputed ops in order): its prologue
-        self.prologue: dict[int, tuple[Region, list[Op], list[Op]]] = {}
-        self.exported: dict[int, Value] = {}
+        self.prologue: dict[Region, tuple[Region, list[Op], list[Op]]] = {}
+        self.exported: dict[Value, Value] = {}
         #: ops computing a prange iteration again inside its adjoint loop (their regions are
         #: forward regions), and the adjoint loop bodies holding them (visible as is)
         self.recomputed = recomputed or set()
         self.visible = recomputing or set()
-        self.copied: set[int] = set()  # the regions nested in recomputed ops
+        self.copied: set[Region] = set()  # the regions nested in recomputed ops
         #: values adjoint loops carry themselves (``AdjointFunction.replays``)
         self.replays = replays or {}
 
     # -- indexes ---------------------------------------------------------------------------
     def index_forward(self, region: Region) -> None:
         for a in region.args:
-            self.def_region[id(a)] = region
+            self.def_region[a] = region
         for op in region.ops:
-            self.region_of_op[id(op)] = region
+            self.region_of_op[op] = region
             for r in op.results:
-                self.def_region[id(r)] = region
+                self.def_region[r] = region
             for sub in op.regions:
-                self.parent_op[id(sub)] = op
+                self.parent_op[sub] = op
                 self.index_forward(sub)
 
     def uses(self, region: Region, out: list[tuple[Op, int, Region]],
@@ -121,24 +121,24 @@ class Recorder:
         for op in region.ops:
             for k, v in enumerate(op.operands):
                 # (inside a recomputed op, its own values are forward values used forwards)
-                if id(v) in self.def_region and not (
-                        at is not None and id(self.def_region[id(v)]) in self.copied):
+                if v in self.def_region and not (
+                        at is not None and self.def_region[v] in self.copied):
                     out.append((op, k, at or region))
             for sub in op.regions:
-                if at is None and id(op) not in self.recomputed:
-                    self.rev_parent[id(sub)] = region
-                self.uses(sub, out, at or (region if id(op) in self.recomputed else None))
+                if at is None and op not in self.recomputed:
+                    self.rev_parent[sub] = region
+                self.uses(sub, out, at or (region if op in self.recomputed else None))
 
     def index_recomputed(self, region: Region) -> None:
         for op in region.ops:
-            if id(op) in self.recomputed:
-                self.region_of_op[id(op)] = region
+            if op in self.recomputed:
+                self.region_of_op[op] = region
                 for r in op.results:
-                    self.def_region[id(r)] = region
+                    self.def_region[r] = region
                 for sub in op.regions:
-                    self.parent_op[id(sub)] = op
+                    self.parent_op[sub] = op
                     self.index_forward(sub)
-                    self.copied.update(id(r) for r in _regions(sub))
+                    self.copied.update(r for r in _regions(sub))
             else:
                 for sub in op.regions:
                     self.index_recomputed(sub)
@@ -155,26 +155,26 @@ class Recorder:
             region.ops[0:0] = pops + recomputed
 
     def _prologue(self, region: Region) -> tuple[Region, list[Op], list[Op]]:
-        return self.prologue.setdefault(id(region), (region, [], []))
+        return self.prologue.setdefault(region, (region, [], []))
 
     # -- resolution ------------------------------------------------------------------------
     def mirror_of(self, fwd: Region, rev: Region) -> Region:
         """The reverse region enclosing ``rev`` (or ``rev``) that mirrors ``fwd``."""
         cur: Region | None = rev
         while cur is not None:
-            if self.mirror.get(id(cur)) is fwd:
+            if self.mirror.get(cur) is fwd:
                 return cur
-            cur = self.rev_parent.get(id(cur))
+            cur = self.rev_parent.get(cur)
         raise AssertionError("a reverse region uses a value outside the forward region it mirrors")
 
     def resolve(self, v: Value, rev: Region) -> Value:
-        fwd = self.def_region.get(id(v))
+        fwd = self.def_region.get(v)
         if fwd is None:
             return v  # not a forward value (already a reverse one)
-        if fwd is self.fwd_top and self.joint or id(fwd) in self.visible:
+        if fwd is self.fwd_top and self.joint or fwd in self.visible:
             return v
         target = self.mirror_of(fwd, rev)
-        key = (id(target), id(v))
+        key = (target, v)
         hit = self.cache.get(key)
         if hit is not None:
             return hit
@@ -183,7 +183,7 @@ class Recorder:
                 v.type == BOOL and not all(self.cheap(o, target) for o in owner.operands)):
             # (a condition whose operands would have to be saved is saved itself: 1 byte)
             out = self.recompute(owner, v, target)
-        elif id(fwd) in self.parent_op and isinstance(self.parent_op[id(fwd)], If):
+        elif fwd in self.parent_op and isinstance(self.parent_op[fwd], If):
             out = self.resolve(self.export(v, fwd), rev)
         elif self.carries(target, v):
             return self.carry(v, target)
@@ -194,11 +194,11 @@ class Recorder:
 
     def cheap(self, v: Value, rev: Region) -> bool:
         """Whether ``v`` is available in ``rev`` without saving anything new."""
-        fwd = self.def_region.get(id(v))
-        if fwd is None or (fwd is self.fwd_top and self.joint) or id(fwd) in self.visible:
+        fwd = self.def_region.get(v)
+        if fwd is None or (fwd is self.fwd_top and self.joint) or fwd in self.visible:
             return True
         target = self.mirror_of(fwd, rev)
-        if (id(target), id(v)) in self.cache or self.carries(target, v):
+        if (target, v) in self.cache or self.carries(target, v):
             return True
         owner = v.owner
         return isinstance(owner, Op) and self.recomputable(owner, self.directive(fwd)) and \
@@ -208,12 +208,12 @@ class Recorder:
         """The directive of the innermost loop around forward region ``fwd``."""
         cur: Region | None = fwd
         while cur is not None:
-            op = self.parent_op.get(id(cur))
+            op = self.parent_op.get(cur)
             if op is None:
                 return ""
             if isinstance(op, (For, While)):
                 return op.directive
-            cur = self.region_of_op.get(id(op))
+            cur = self.region_of_op.get(op)
         return ""
 
     def recomputable(self, op: Op, directive: str) -> bool:
@@ -235,10 +235,10 @@ class Recorder:
 
     def export(self, v: Value, branch: Region) -> Value:
         """``v`` (defined in an if branch) as a new result of that if."""
-        hit = self.exported.get(id(v))
+        hit = self.exported.get(v)
         if hit is not None:
             return hit
-        op = self.parent_op[id(branch)]
+        op = self.parent_op[branch]
         assert isinstance(op, If)
         res = Value(v.type, v.name)
         res.owner = op
@@ -254,29 +254,29 @@ class Recorder:
                 zero = _placeholder(b, v)
                 r.ops.append(y)
                 y.operands.append(zero)
-        self.def_region[id(res)] = self.region_of_op[id(op)]
-        self.exported[id(v)] = res
+        self.def_region[res] = self.region_of_op[op]
+        self.exported[v] = res
         return res
 
     def carries(self, target: Region, v: Value) -> bool:
         """Whether ``target``'s adjoint loop may carry ``v`` itself (``replays``)."""
-        entry = self.replays.get(id(target))
-        return entry is not None and id(v) in entry[1]
+        entry = self.replays.get(target)
+        return entry is not None and v in entry[1]
 
     def carry(self, v: Value, target: Region) -> Value:
         """``v``, a value the forward loop carries, as a new value carried by ``target``'s
         loop: run in the forward order, from the same initial value by the same update;
         counting down, from the final value by the inverse update, each computed at the
         start of the iteration."""
-        loop, carried = self.replays[id(target)]
-        init, update, inverse = carried[id(v)]
+        loop, carried = self.replays[target]
+        init, update, inverse = carried[v]
         arg = Value(v.type, v.name)
         target.add_arg(arg)
-        loop.operands.append(self.resolve(init, self.rev_parent[id(target)]))
+        loop.operands.append(self.resolve(init, self.rev_parent[target]))
         y = target.ops[-1]
         assert isinstance(y, Yield)
         if inverse is None:
-            self.cache[(id(target), id(v))] = arg  # (the update may read it)
+            self.cache[(target, v)] = arg  # (the update may read it)
             y.operands.append(self.resolve(update, target))
             out = arg
         else:
@@ -286,7 +286,7 @@ class Recorder:
             c = Prim([arg, self.resolve(delta, target)], [Value(v.type, v.name)],
                      update.owner.loc, prim=prim)  # type: ignore[union-attr]
             self._prologue(target)[2].append(c)
-            out = self.cache[(id(target), id(v))] = c.results[0]
+            out = self.cache[(target, v)] = c.results[0]
             y.operands.append(out)
         res = Value(v.type, v.name)
         res.owner = loop
@@ -303,14 +303,14 @@ class Recorder:
             fwd.ops.insert(len(fwd.ops) - 1, push)
         else:
             fwd.ops.append(push)
-        self.region_of_op[id(push)] = fwd
+        self.region_of_op[push] = fwd
         out = Value(v.type, v.name)
         pop = Pop([], [out], loc)
         self._prologue(target)[1].insert(0, pop)
         return out
 
     def _loc(self, fwd: Region) -> Loc:
-        op = self.parent_op.get(id(fwd))
+        op = self.parent_op.get(fwd)
         if op is not None:
             return op.loc
         return fwd.ops[-1].loc if fwd.ops else self.rev_top.ops[-1].loc

@@ -59,8 +59,8 @@ class Sweeps:
     fwd_top: Region
     rev_top: Region
     primal_results: list[Value]
-    mirror: dict[int, Region] = field(default_factory=dict)
-    preseed: dict[tuple[int, int], Value] = field(default_factory=dict)
+    mirror: dict[Region, Region] = field(default_factory=dict)
+    preseed: dict[tuple[Region, Value], Value] = field(default_factory=dict)
 
 
 class AdjointFunction:
@@ -77,49 +77,45 @@ class AdjointFunction:
         self.act = activity.functions[fn.name]
         self.vector = vector
         self.split = split
-        self.map: dict[int, Value] = {}  # old value -> forward-sweep value
-        self.fwd_region: dict[int, Region] = {}  # old region -> forward-sweep region
-        self.fwd_ops: dict[int, Op] = {}  # old op -> its forward-sweep copy
-        self.shadow: dict[int, Value] = {}  # old array -> its adjoint array
-        self.trips: dict[int, Value] = {}  # old while -> forward trip count
-        self.mirror: dict[int, Region] = {}
-        self.preseed: dict[tuple[int, int], Value] = {}
-        self.uses: dict[int, list[Op]] | None = None  # value -> the ops using it, when needed
+        self.map: dict[Value, Value] = {}  # old value -> forward-sweep value
+        self.fwd_region: dict[Region, Region] = {}  # old region -> forward-sweep region
+        self.fwd_ops: dict[Op, Op] = {}  # old op -> its forward-sweep copy
+        self.shadow: dict[Value, Value] = {}  # old array -> its adjoint array
+        self.trips: dict[While, Value] = {}  # old while -> forward trip count
+        self.mirror: dict[Region, Region] = {}
+        self.preseed: dict[tuple[Region, Value], Value] = {}
+        self.uses: dict[Value, list[Op]] | None = None  # value -> the ops using it, when needed
         #: adjoint loop body -> (that loop, {forward carried value: (its initial value, its
         #: update, None)}): the inactive values it may carry itself (``reverse_loop``'s
         #: ``replay``); for an adjoint loop that runs backwards (``unwind``): (the forward
         #: loop's final value, its update, (prim, operand) of the inverse update)
         self.replays: Replays = {}
         self.nbdirs: Value | None = None
-        #: regions and ops dropped on the way (trial sweeps, what simplification removes):
-        #: kept alive so that their ids, keys of ``mirror`` and the Recorder's tables, are
-        #: never reused by a new object while this adjoint is built
-        self.discarded: list[object] = []
-        self.choices: dict[int, tuple[Value, int, int]] = {}  # old min/max/select -> choice
+        self.choices: dict[Prim, tuple[Value, int, int]] = {}  # old min/max/select -> choice
         #: the ops (with regions) of prange bodies computed again in their adjoint loop, and
         #: those loops' bodies, where the values of the recomputation are visible as is
-        self.recomputed: set[int] = set()
-        self.recomputing: set[int] = set()
-        self.reloadable_copies: set[int] = set()  # the reloadable loads of those copies
+        self.recomputed: set[Op] = set()
+        self.recomputing: set[Region] = set()
+        self.reloadable_copies: set[Value] = set()  # the reloadable loads of those copies
         #: (call, array argument) pairs whose array still holds at the reverse sweep what the
         #: call read (``_kept_call_arrays``), computed when first needed
-        self.kept_calls: set[tuple[int, int]] | None = None
+        self.kept_calls: set[tuple[Op, Value]] | None = None
         #: call -> (its ``g_bwd`` call, the arguments ``g_b`` would take there), for the
         #: calls of a loop whose reverse ``joint.loop`` may move into the forward sweep
-        self.joint_calls: dict[int, tuple[Call, list[Value]]] = {}
+        self.joint_calls: dict[Call, tuple[Call, list[Value]]] = {}
         #: where ``f`` writes arrays with an adjoint (``joint._written_later``), when needed
-        self.joint_writes: tuple[dict[int, int], dict[int, int], dict[int, list[Op]],
+        self.joint_writes: tuple[dict[Op, int], dict[Op, int], dict[Op, list[Op]],
                                  list[int]] | None = None
         active_params = activity.active_params(fn)
         #: arrays with an adjoint: active array parameters and active local arrays
-        self.shadowed = {id(p) for i, p in enumerate(fn.params)
+        self.shadowed = {p for i, p in enumerate(fn.params)
                          if i in active_params and isinstance(p.type, ArrayType)}
-        self.shadowed |= {id(op.result) for op in fn.walk()
+        self.shadowed |= {op.result for op in fn.walk()
                           if isinstance(op, Zeros) and self.active(op.result)}
 
     # -- helpers ---------------------------------------------------------------------------
     def m(self, v: Value) -> Value:
-        return self.map.get(id(v), v)
+        return self.map.get(v, v)
 
     def active(self, v: Value) -> bool:
         return self.act.active(v)
@@ -130,21 +126,22 @@ class AdjointFunction:
     def zero(self, b: Builder, v: Value) -> Value:
         return b.const(0.0, self.atype(v.type))
 
-    def accumulate(self, b: Builder, adj: dict[int, Value], v: Value, contribution: Value) -> None:
+    def accumulate(self, b: Builder, adj: dict[Value, Value], v: Value,
+                   contribution: Value) -> None:
         if not self.active(v) or isinstance(v.type, ArrayType):
             return
-        cur = adj.get(id(v))
+        cur = adj.get(v)
         if contribution.name is None:
             contribution.name = adjoint_name(v.name)
-        adj[id(v)] = contribution if cur is None else b.add(cur, contribution)
-        if adj[id(v)].name is None:
-            adj[id(v)].name = adjoint_name(v.name)
+        adj[v] = contribution if cur is None else b.add(cur, contribution)
+        if adj[v].name is None:
+            adj[v].name = adjoint_name(v.name)
 
     def needs_adjoint_call(self, op: Call) -> bool:
         callee = self.module.function(op.callee)
         written = written_params(callee, self.module)
         need = any(self.active(r) for r in op.results) or any(
-            p in written and id(a) in self.shadowed for p, a in enumerate(op.operands))
+            p in written and a in self.shadowed for p, a in enumerate(op.operands))
         return need and self.activity.needs_derivative(callee.name)
 
     def has_work(self, op: Op) -> bool:
@@ -155,7 +152,7 @@ class AdjointFunction:
             for r in o.regions:
                 if any(self.active(a) for a in r.args):
                     return True
-            if isinstance(o, Store) and id(o.operands[0]) in self.shadowed:
+            if isinstance(o, Store) and o.operands[0] in self.shadowed:
                 return True
             if isinstance(o, Call) and self.needs_adjoint_call(o):
                 return True
@@ -187,14 +184,14 @@ class AdjointFunction:
             params.append(np_)
             primal.append(np_)
             names.append(name)
-            self.map[id(p)] = np_
+            self.map[p] = np_
             if i in active_params and isinstance(p.type, ArrayType):
                 bname = unique(name + "b")
                 sh = Value(self.atype(p.type), bname)
                 params.append(sh)
                 names.append(bname)
                 of[bname] = name
-                self.shadow[id(p)] = sh
+                self.shadow[p] = sh
         ybs: list[Value] = []
         for j in active_results:
             r = fn.results[j]
@@ -231,19 +228,19 @@ class AdjointFunction:
         else:
             fwd_top = Region(params)
             rev_top = Region()
-        self.mirror[id(rev_top)] = fwd_top
-        self.fwd_region[id(fn.body)] = fwd_top
+        self.mirror[rev_top] = fwd_top
+        self.fwd_region[fn.body] = fwd_top
         # forward sweep
         self.clone_ops(fn.body.ops[:-1], fwd_top)
         primal_results = [self.m(v) for v in ret.operands]
         # reverse sweep
         rb = Builder(rev_top, fn.loc)
-        adj: dict[int, Value] = {}
+        adj: dict[Value, Value] = {}
         self.alloc_shadows(fn.body, rb)
         for j, yb in zip(active_results, ybs, strict=True):
             self.accumulate(rb, adj, ret.operands[j], yb)
         self.reverse_ops(fn.body.ops[:-1], rb, adj)
-        adjoints = [adj.get(id(fn.params[i])) or self.zero(rb, fn.params[i])
+        adjoints = [adj.get(fn.params[i]) or self.zero(rb, fn.params[i])
                     for i, _ in self.scalar_adjoints]
         loc = ret.loc
         primal_res = [Result(r.name, r.type) for r in fn.results]
@@ -260,10 +257,9 @@ class AdjointFunction:
             bwd_params = [Value(v.type, v.name) for v in params]
             for a in bwd_params:
                 rev_top.add_arg(a)
-            _substitute_tree(rev_top, dict(zip(map(id, params), bwd_params, strict=True)))
+            _substitute_tree(rev_top, dict(zip(params, bwd_params, strict=True)))
             for v, nv in zip(params, bwd_params, strict=True):  # recomputed ops read them too
-                self.preseed[(id(rev_top), id(v))] = nv
-        self.discarded.extend(op for o in rev_top.ops for op in o.walk())
+                self.preseed[(rev_top, v)] = nv
         _simplify_sweep(rev_top, fn)
         Recorder(fwd_top, rev_top, self.mirror, joint=not self.split, preseed=self.preseed,
                  reloadable=self.reloadable(), recomputed=self.recomputed,
@@ -286,27 +282,27 @@ class AdjointFunction:
         g = self.module.function(fn.custom_adjoint)
         fwd_top = Region(list(primal)) if self.split else Region(params)
         rev_top = Region([Value(v.type, v.name) for v in params]) if self.split else fwd_top
-        sub = dict(zip(map(id, params), rev_top.args, strict=True)) if self.split else {}
+        sub = dict(zip(params, rev_top.args, strict=True)) if self.split else {}
         fb = Builder(fwd_top, fn.loc)
         primal_results = fb.call(fn.name, list(primal), [r.type for r in fn.results],
                                  [r.name for r in fn.results])
         rb = Builder(rev_top, fn.loc)
         args: list[Value] = []
         for p in fn.params:
-            value = sub.get(id(self.m(p)), self.m(p))
+            value = sub.get(self.m(p), self.m(p))
             args.append(value)
             t = p.type
             if isinstance(t, ArrayType) and t.elem.is_float:
-                sh = self.shadow.get(id(p))
+                sh = self.shadow.get(p)
                 if sh is None:  # not differentiated: g increments a scratch array
                     sh = rb.zeros([rb.dim(value, k) for k in range(t.ndim)],
                                   ArrayType(t.elem, t.ndim), adjoint_name(p.name))
-                args.append(sub.get(id(sh), sh))
+                args.append(sub.get(sh, sh))
         result_bars = dict(zip(active_results, ybs, strict=True))
         for j, r in enumerate(fn.results):
             if isinstance(r.type, ScalarType) and r.type.is_float:
                 yb = result_bars.get(j)
-                args.append(sub.get(id(yb), yb) if yb is not None else rb.const(0.0, r.type))
+                args.append(sub.get(yb, yb) if yb is not None else rb.const(0.0, r.type))
         floats = [i for i, p in enumerate(fn.params)
                   if isinstance(p.type, ScalarType) and p.type.is_float]
         outs = rb.call(g.name, args, [fn.params[i].type for i in floats],
@@ -380,24 +376,24 @@ class AdjointFunction:
                        nbdirs=self.nbdirs.name if self.nbdirs else None, tape="param")
         return [fwd, bwd]
 
-    def reloadable(self) -> set[int]:
+    def reloadable(self) -> set[Value]:
         """Forward loads whose array element is still the same when the reverse sweep runs (no
         write to the array after the load, nor in a loop around it): the reverse sweep may
         load them again instead of saving them.  In split mode only from the parameters every
         caller keeps (between ``g_fwd`` and ``g_bwd`` a caller may write the others)."""
-        params = {id(p) for i, p in enumerate(self.fn.params)
+        params = {p for i, p in enumerate(self.fn.params)
                   if not self.split or i in self.kept_params} | self.live_local_arrays()
-        return {id(self.map[id(op.result)]) for op in _stable_loads(self.fn, self.module)
-                if id(op.operands[0]) in params} | self.reloadable_copies
+        return {self.map[op.result] for op in _stable_loads(self.fn, self.module)
+                if op.operands[0] in params} | self.reloadable_copies
 
-    def live_local_arrays(self) -> set[int]:
+    def live_local_arrays(self) -> set[Value]:
         """The local arrays the reverse sweep may still use: in ``f_b``, those allocated at
         the top level of the body, which live until its return (single-exit form may move
         others into a branch); none in a split adjoint, whose ``_bwd`` runs after ``_fwd``
         has freed them."""
         if self.split:
             return set()
-        return {id(op.result) for op in self.fn.body.ops if isinstance(op, Zeros)}
+        return {op.result for op in self.fn.body.ops if isinstance(op, Zeros)}
 
     # -- forward sweep ----------------------------------------------------------------------
     def clone_ops(self, ops: list[Op], new: Region) -> None:
@@ -412,15 +408,15 @@ class AdjointFunction:
         for r in results:
             r.owner = c
         for r, nr in zip(op.results, results, strict=True):
-            self.map[id(r)] = nr
-        self.fwd_ops[id(op)] = c
+            self.map[r] = nr
+        self.fwd_ops[op] = c
         c.regions = []
         for sub in op.regions:
             args = [Value(a.type, a.name) for a in sub.args]
             for a, na in zip(sub.args, args, strict=True):
-                self.map[id(a)] = na
+                self.map[a] = na
             nr = Region(args)
-            self.fwd_region[id(sub)] = nr
+            self.fwd_region[sub] = nr
             c.regions.append(nr)
             self.clone_ops(sub.ops, nr)
         if isinstance(c, Call) and self.needs_adjoint_call(op):  # type: ignore[arg-type]
@@ -435,7 +431,7 @@ class AdjointFunction:
             # condition (1 byte) rather than the operands it compares
             choice = rules.RULES[op.prim].choice
             assert choice is not None
-            self.choices[id(op)] = choice(Builder(new, op.loc), c.operands)
+            self.choices[op] = choice(Builder(new, op.loc), c.operands)
         if isinstance(op, While) and self.has_work(op):
             zero = Builder(Region(), op.loc).const(0, I64)
             new.ops.insert(new.ops.index(c), zero.owner)  # type: ignore[arg-type]
@@ -456,7 +452,7 @@ class AdjointFunction:
         n = Value(I64, "trips")
         n.owner = new
         new.results = new.results + [n]
-        self.trips[id(old)] = n
+        self.trips[old] = n
 
     # -- reverse sweep ------------------------------------------------------------------------
     def alloc_shadows(self, old: Region, b: Builder) -> None:
@@ -464,22 +460,22 @@ class AdjointFunction:
             if isinstance(op, Zeros) and self.active(op.result):
                 at = op.result.type
                 assert isinstance(at, ArrayType)
-                self.shadow[id(op.result)] = b.zeros(
+                self.shadow[op.result] = b.zeros(
                     [self.m(e) for e in op.operands], ArrayType(at.elem, at.ndim, self.vector),
                     adjoint_name(op.result.name))
 
-    def reverse_ops(self, ops: list[Op], b: Builder, adj: dict[int, Value]) -> None:
+    def reverse_ops(self, ops: list[Op], b: Builder, adj: dict[Value, Value]) -> None:
         increments = self.increments(ops)
         for op in reversed(ops):
             b.loc = op.loc
-            if id(op) in increments:
-                self.rev_increment(op, increments[id(op)], b, adj)  # type: ignore[arg-type]
+            if op in increments:
+                self.rev_increment(op, increments[op], b, adj)  # type: ignore[arg-type]
                 continue
             handler = getattr(self, "rev_" + type(op).__name__, None)
             if handler is not None:
                 handler(op, b, adj)
 
-    def increments(self, ops: list[Op]) -> dict[int, tuple[Value, bool]]:
+    def increments(self, ops: list[Op]) -> dict[Op, tuple[Value, bool]]:
         """The stores of ``ops`` that increment an element of an array with an adjoint
         (``a[i] = a[i] + e`` or ``a[i] = a[i] - e``, the loaded value used only there, nothing
         but arithmetic and loads in between), with their ``e`` and whether it is subtracted:
@@ -487,69 +483,69 @@ class AdjointFunction:
         store and the load reversed one by one would zero it and add it back."""
         if self.uses is None:
             self.uses = structure(self.fn).uses
-        at = {id(o): k for k, o in enumerate(ops)}
-        out: dict[int, tuple[Value, bool]] = {}
+        at = {o: k for k, o in enumerate(ops)}
+        out: dict[Op, tuple[Value, bool]] = {}
         for k, op in enumerate(ops):
-            if not isinstance(op, Store) or id(op.operands[0]) not in self.shadow:
+            if not isinstance(op, Store) or op.operands[0] not in self.shadow:
                 continue
             value = op.operands[-1]
             upd = value.owner
             if not (isinstance(upd, Prim) and upd.prim in ("add", "sub")
-                    and self.uses.get(id(value)) == [op]):
+                    and self.uses.get(value) == [op]):
                 continue
             for j in ((0, 1) if upd.prim == "add" else (0,)):
                 old = upd.operands[j].owner
                 if isinstance(old, Load) and old.operands[0] is op.operands[0] and \
                         len(old.operands) == len(op.operands) - 1 and \
                         all(a is c for a, c in zip(old.operands[1:], op.operands[1:-1])) and \
-                        self.uses.get(id(old.result)) == [upd] and id(old) in at and \
+                        self.uses.get(old.result) == [upd] and old in at and \
                         all(isinstance(o, (Prim, Cast, Load, Const, Dim))
-                            for o in ops[at[id(old)] + 1:k]):
-                    out[id(op)] = (upd.operands[1 - j], upd.prim == "sub")
+                            for o in ops[at[old] + 1:k]):
+                    out[op] = (upd.operands[1 - j], upd.prim == "sub")
                     break
         return out
 
     def rev_increment(self, op: Store, inc: tuple[Value, bool], b: Builder,
-                      adj: dict[int, Value]) -> None:
+                      adj: dict[Value, Value]) -> None:
         e, minus = inc
         if not self.active(e) or isinstance(e.type, ArrayType):
             return
         idx = [self.m(i) for i in op.operands[1:-1]]
-        vb = b.load(self.shadow[id(op.operands[0])], idx, adjoint_name(op.operands[-1].name))
+        vb = b.load(self.shadow[op.operands[0]], idx, adjoint_name(op.operands[-1].name))
         self.accumulate(b, adj, e, b.neg(vb) if minus else vb)
 
-    def rev_Prim(self, op: Prim, b: Builder, adj: dict[int, Value]) -> None:
-        yb = adj.pop(id(op.result), None)
+    def rev_Prim(self, op: Prim, b: Builder, adj: dict[Value, Value]) -> None:
+        yb = adj.pop(op.result, None)
         if yb is None or not self.active(op.result):
             return
         wanted = [self.active(a) and not isinstance(a.type, ArrayType) for a in op.operands]
         if not any(wanted):
             return
         contribs = rules.adjoint(b, op.prim, [self.m(a) for a in op.operands], self.m(op.result),
-                                 yb, wanted, self.choices.get(id(op)))
+                                 yb, wanted, self.choices.get(op))
         for a, c in zip(op.operands, contribs, strict=True):
             if c is not None:
                 self.accumulate(b, adj, a, c)
 
-    def rev_Cast(self, op: Cast, b: Builder, adj: dict[int, Value]) -> None:
-        yb = adj.pop(id(op.result), None)
+    def rev_Cast(self, op: Cast, b: Builder, adj: dict[Value, Value]) -> None:
+        yb = adj.pop(op.result, None)
         src = op.operands[0]
         if yb is not None and self.active(src):
             st = src.type
             assert isinstance(st, ScalarType)
             self.accumulate(b, adj, src, b.cast(yb, st, adjoint_name(src.name)))
 
-    def rev_Load(self, op: Load, b: Builder, adj: dict[int, Value]) -> None:
-        yb = adj.pop(id(op.result), None)
-        sh = self.shadow.get(id(op.operands[0]))
+    def rev_Load(self, op: Load, b: Builder, adj: dict[Value, Value]) -> None:
+        yb = adj.pop(op.result, None)
+        sh = self.shadow.get(op.operands[0])
         if yb is None or sh is None:
             return
         idx = [self.m(i) for i in op.operands[1:]]
         old = b.load(sh, idx)
         b.store(sh, idx, b.add(old, yb))
 
-    def rev_Store(self, op: Store, b: Builder, adj: dict[int, Value]) -> None:
-        sh = self.shadow.get(id(op.operands[0]))
+    def rev_Store(self, op: Store, b: Builder, adj: dict[Value, Value]) -> None:
+        sh = self.shadow.get(op.operands[0])
         if sh is None:
             return
         value = op.operands[-1]
@@ -580,8 +576,8 @@ class AdjointFunction:
             self.check_array_kept(op, a, "is checkpointed, so it reads")
         return True
 
-    def rev_Call(self, op: Call, b: Builder, adj: dict[int, Value]) -> None:
-        ybs = [adj.pop(id(r), None) for r in op.results]
+    def rev_Call(self, op: Call, b: Builder, adj: dict[Value, Value]) -> None:
+        ybs = [adj.pop(r, None) for r in op.results]
         if not self.needs_adjoint_call(op):
             return
         callee = self.module.function(op.callee)
@@ -591,7 +587,7 @@ class AdjointFunction:
         c_params = self.activity.active_params(callee)
         c_results = self.activity.active_results(callee)
         args: list[Value] = []
-        params = {id(p) for p in self.fn.params} | self.live_local_arrays()
+        params = {p for p in self.fn.params} | self.live_local_arrays()
         # its g, or its C adjoint (@external), reads the arrays
         custom = (bool(callee.custom_adjoint) or callee.external is not None) and not self.vector
         for p, a in enumerate(op.operands):
@@ -600,7 +596,7 @@ class AdjointFunction:
                                       if callee.external is None else
                                       "is an external C function, whose C adjoint reads")
                 args.append(self.m(a))
-            elif isinstance(a.type, ArrayType) and id(a) not in params:
+            elif isinstance(a.type, ArrayType) and a not in params:
                 # g_bwd never reads a primal array (only its extents), and this local array
                 # of the caller is gone or out of the reverse sweep's reach: pass the
                 # adjoint array in its place
@@ -624,7 +620,7 @@ class AdjointFunction:
         if jargs is not None:
             bwd = b.region.ops[-1]
             assert isinstance(bwd, Call)
-            self.joint_calls[id(op)] = (bwd, jargs)
+            self.joint_calls[op] = (bwd, jargs)
         for p, out in zip(scalars, outs, strict=True):
             self.accumulate(b, adj, op.operands[p], out)
 
@@ -635,7 +631,7 @@ class AdjointFunction:
         ``_bwd`` half)."""
         if self.kept_calls is None:
             self.kept_calls = _kept_call_arrays(self.fn, self.module)
-        kept = (id(op), id(array)) in self.kept_calls
+        kept = (op, array) in self.kept_calls
         param = next((i for i, p in enumerate(self.fn.params) if p is array), None)
         # in a _bwd half, the array must also be one every caller of this function keeps
         if kept and (not self.split or param in self.kept_params):
@@ -655,7 +651,7 @@ class AdjointFunction:
                                  "keeps its values, or copy it into a new one first)")
 
     def shadow_or_zero(self, b: Builder, array: Value) -> Value:
-        sh = self.shadow.get(id(array))
+        sh = self.shadow.get(array)
         if sh is not None:
             return sh
         at = array.type
@@ -668,33 +664,33 @@ class AdjointFunction:
 
     def free_values(self, op: Op) -> list[Value]:
         """Active scalars defined outside ``op`` and used inside it, in order of first use."""
-        inside: set[int] = set()
+        inside: set[Value] = set()
         for o in op.walk():
             if o is not op:
-                inside.update(id(r) for r in o.results)
+                inside.update(r for r in o.results)
             for r in o.regions:
-                inside.update(id(a) for a in r.args)
+                inside.update(a for a in r.args)
         out: list[Value] = []
-        seen: set[int] = set()
+        seen: set[Value] = set()
         for o in op.walk():
             if o is op:
                 continue
             for v in o.operands:
-                if id(v) not in inside and id(v) not in seen and self.active(v) and \
+                if v not in inside and v not in seen and self.active(v) and \
                         not isinstance(v.type, ArrayType):
-                    seen.add(id(v))
+                    seen.add(v)
                     out.append(v)
         return out
 
-    def rev_If(self, op: If, b: Builder, adj: dict[int, Value]) -> None:
-        ybs = [adj.pop(id(r), None) for r in op.results]
+    def rev_If(self, op: If, b: Builder, adj: dict[Value, Value]) -> None:
+        ybs = [adj.pop(r, None) for r in op.results]
         if all(y is None for y in ybs) and not self.has_work(op):
             return
         free = self.free_values(op)
         new = If([self.m(op.operands[0])], [], op.loc, regions=[Region(), Region()])
-        branch_adj: list[dict[int, Value]] = []
+        branch_adj: list[dict[Value, Value]] = []
         for old_r, new_r in zip(op.regions, new.regions, strict=True):
-            self.mirror[id(new_r)] = self.fwd_region[id(old_r)]
+            self.mirror[new_r] = self.fwd_region[old_r]
             badj = dict(adj)
             bb = Builder(new_r, op.loc)
             self.alloc_shadows(old_r, bb)
@@ -705,19 +701,19 @@ class AdjointFunction:
                     self.accumulate(bb, badj, v, yb)
             self.reverse_ops(old_r.ops[:-1], bb, badj)
             branch_adj.append(badj)
-        changed = [v for v in free if any(a.get(id(v)) is not adj.get(id(v)) for a in branch_adj)]
+        changed = [v for v in free if any(a.get(v) is not adj.get(v) for a in branch_adj)]
         for new_r, badj in zip(new.regions, branch_adj, strict=True):
             bb = Builder(new_r, op.loc)
-            outs = [badj.get(id(v)) or self.zero(bb, v) for v in changed]
+            outs = [badj.get(v) or self.zero(bb, v) for v in changed]
             new_r.ops.append(Yield(outs, [], op.loc))
         new.results = [Value(self.atype(v.type), adjoint_name(v.name)) for v in changed]
         for r in new.results:
             r.owner = new
         b.insert(new)
         for v, r in zip(changed, new.results, strict=True):
-            adj[id(v)] = r
+            adj[v] = r
 
-    def reverse_loop(self, op: For | While, b: Builder, adj: dict[int, Value],
+    def reverse_loop(self, op: For | While, b: Builder, adj: dict[Value, Value],
                      start: Value, stop: Value, step: Value, carried: list[Value],
                      iv: tuple[Value, Value] | None, recompute: bool = False,
                      jacobian: bool = False, replay: list[int] | None = None,
@@ -738,10 +734,10 @@ class AdjointFunction:
         body = op.body
         slots = [j for j, a in enumerate(carried)
                  if (self.active(a) or self.active(op.results[j])) and not isinstance(a.type, ArrayType)]
-        ybs = {j: adj.pop(id(op.results[j]), None) for j in range(len(op.results))}
+        ybs = {j: adj.pop(op.results[j], None) for j in range(len(op.results))}
         free = [v for v in self.free_values(op) if not any(v is c for c in carried)]
         inits = [ybs[j] if ybs[j] is not None else self.zero(b, carried[j]) for j in slots]
-        inits += [adj.get(id(v)) or self.zero(b, v) for v in free]
+        inits += [adj.get(v) or self.zero(b, v) for v in free]
         riv = Value(I64, iv[0].name if iv else "it")
         cb = [Value(self.atype(carried[j].type), adjoint_name(carried[j].name)) for j in slots]
         acc = [Value(self.atype(v.type), adjoint_name(v.name)) for v in free]
@@ -758,20 +754,20 @@ class AdjointFunction:
             zb = Builder(region, op.loc)
             state = [zb.const(0, a.type) for a in body.args[1:]] if op.parallel else None
             self.recompute_iteration(op, region, riv, state)
-        self.mirror[id(region)] = self.fwd_region[id(body)]
+        self.mirror[region] = self.fwd_region[body]
         if iv is not None:
-            self.preseed[(id(region), id(iv[1]))] = riv
+            self.preseed[(region, iv[1])] = riv
         if replay or unwind:
             y = body.terminator
             assert isinstance(y, Yield)
             # record.py adds the slots the reverse body turns out to use
-            slots_of: dict[int, Carried] = {
-                id(self.m(carried[j])): (self.m(op.inits[j]), self.m(y.operands[j]), None)
+            slots_of: dict[Value, Carried] = {
+                self.m(carried[j]): (self.m(op.inits[j]), self.m(y.operands[j]), None)
                 for j in replay or []}
             for j, (prim, delta) in (unwind or {}).items():
-                slots_of[id(self.m(carried[j]))] = (
+                slots_of[self.m(carried[j])] = (
                     self.m(op.results[j]), self.m(y.operands[j]), (prim, self.m(delta)))
-            self.replays[id(region)] = (new, slots_of)
+            self.replays[region] = (new, slots_of)
         if jacobian:
             from .mixed import IterationJacobian
             assert isinstance(op, For)
@@ -781,13 +777,13 @@ class AdjointFunction:
         region.ops.append(Yield(outs, [], op.loc))
         if recompute:  # what follows the loop refers to the forward sweep again
             self.map, self.fwd_region, self.choices, self.trips = saved
-            _primal_calls(self.fwd_region[id(body)])  # the forward sweep's loop tapes nothing
+            _primal_calls(self.fwd_region[body])  # the forward sweep's loop tapes nothing
         new.results = [Value(a.type, a.name) for a in [*cb, *acc]]
         for r in new.results:
             r.owner = new
         b.insert(new)
         for v, r in zip(free, new.results[len(slots):], strict=True):
-            adj[id(v)] = r
+            adj[v] = r
         for j, r in zip(slots, new.results[:len(slots)], strict=True):
             self.accumulate(b, adj, op.inits[j], r)
         return new
@@ -799,10 +795,10 @@ class AdjointFunction:
         those of the forward sweep).  The values of the copy are visible as is in
         ``region`` (``record.py``), where the reverse of the body is then built."""
         body = op.body
-        self.map[id(body.args[0])] = index
+        self.map[body.args[0]] = index
         if state is not None:
             for a, v in zip(body.args[1:], state, strict=True):
-                self.map[id(a)] = v
+                self.map[a] = v
         start = len(region.ops)
         self.clone_ops(body.ops[:-1], region)
         _drop_stores(region)
@@ -813,10 +809,10 @@ class AdjointFunction:
         theirs): their values are visible as is in ``region``, their loads may be read again
         (every load of the body is stable, see ``can_recompute``) and their nested regions are
         forward regions for ``record.py``."""
-        self.reloadable_copies |= {id(self.map[id(o.results[0])]) for top in body.ops
+        self.reloadable_copies |= {self.map[o.results[0]] for top in body.ops
                                    for o in top.walk() if isinstance(o, Load)}
-        self.recomputed.update(id(o) for o in region.ops[start:] if o.regions)
-        self.recomputing.add(id(region))
+        self.recomputed.update(o for o in region.ops[start:] if o.regions)
+        self.recomputing.add(region)
 
     def can_recompute(self, op: For) -> bool:
         """Whether the adjoint of ``op`` (a prange, or a loop marked ``# adgen: checkpoint``)
@@ -837,15 +833,15 @@ class AdjointFunction:
         """None when every array the body of ``op`` reads, itself or through a call, still
         holds the same elements in the reverse sweep (see ``reloadable``) and no call in it
         writes an array; else why."""
-        stable = {id(o) for o in _stable_loads(self.fn, self.module)}
+        stable = {o for o in _stable_loads(self.fn, self.module)}
         if self.kept_calls is None:
             self.kept_calls = _kept_call_arrays(self.fn, self.module)
-        params = {id(p) for i, p in enumerate(self.fn.params)
+        params = {p for i, p in enumerate(self.fn.params)
                   if not self.split or i in self.kept_params}
-        every_param = {id(p) for p in self.fn.params}
+        every_param = {p for p in self.fn.params}
 
         def unkept(array: Value) -> str:
-            return f"'{array.name}' is a local array" if id(array) not in every_param else \
+            return f"'{array.name}' is a local array" if array not in every_param else \
                 f"'{array.name}' may be written by a caller of '{self.fn.primal}' before its " \
                 "reverse sweep"
 
@@ -853,21 +849,21 @@ class AdjointFunction:
             for inner in o.walk():
                 if isinstance(inner, Load):
                     array = inner.operands[0]
-                    if id(inner) not in stable:
+                    if inner not in stable:
                         return f"'{array.name}' is written after it is read"
-                    if id(array) not in params:
+                    if array not in params:
                         return unkept(array)
                 if isinstance(inner, Call):
                     if written_params(self.module.function(inner.callee), self.module):
                         return f"'{inner.callee}' writes an array"
                     for array in (a for a in inner.operands if is_array(a)):
-                        if (id(inner), id(array)) not in self.kept_calls:
+                        if (inner, array) not in self.kept_calls:
                             return f"'{array.name}' is written after '{inner.callee}' reads it"
-                        if id(array) not in params:
+                        if array not in params:
                             return unkept(array)
         return None
 
-    def rev_binomial(self, op: For, b: Builder, adj: dict[int, Value], k: int) -> None:
+    def rev_binomial(self, op: For, b: Builder, adj: dict[Value, Value], k: int) -> None:
         """``# adgen: binomial(k)``: the forward sweep runs the loop and saves nothing; the
         reverse sweep keeps at most k snapshots of the carried values (local arrays),
         advances from the latest one to place the next where revolve's binomial rule says
@@ -911,11 +907,11 @@ class AdjointFunction:
         slots = [j for j, a in enumerate(carried)
                  if (self.active(a) or self.active(op.results[j])) and
                  not isinstance(a.type, ArrayType)]
-        ybs = {j: adj.pop(id(op.results[j]), None) for j in range(len(op.results))}
+        ybs = {j: adj.pop(op.results[j], None) for j in range(len(op.results))}
         free = [v for v in self.free_values(op) if not any(v is c for c in carried)]
         inits = [n, one] + [ybs[j] if ybs[j] is not None else self.zero(b, carried[j])
                             for j in slots]
-        inits += [adj.get(id(v)) or self.zero(b, v) for v in free]
+        inits += [adj.get(v) or self.zero(b, v) for v in free]
 
         def slot_values(names: list[Value]) -> list[Value]:
             return [Value(v.type, v.name) for v in names]
@@ -968,7 +964,7 @@ class AdjointFunction:
             r.owner = loop
         b.insert(loop)
         for v, r in zip(free, loop.results[2 + len(slots):], strict=True):
-            adj[id(v)] = r
+            adj[v] = r
         for j, r in zip(slots, loop.results[2:2 + len(slots)], strict=True):
             self.accumulate(b, adj, op.inits[j], r)
 
@@ -986,9 +982,9 @@ class AdjointFunction:
         region = Region([t, *args])
         loop = For([first, stop, b.const(1, I64), *state], [], op.loc, regions=[region])
         lb = Builder(region, op.loc)
-        self.map[id(body.args[0])] = self.iteration_index(lb, t, start, s)
+        self.map[body.args[0]] = self.iteration_index(lb, t, start, s)
         for a, v in zip(body.args[1:], args, strict=True):
-            self.map[id(a)] = v
+            self.map[a] = v
         self.clone_ops(body.ops[:-1], region)
         _drop_stores(region)
         _primal_calls(region)
@@ -1018,22 +1014,22 @@ class AdjointFunction:
         returns the adjoints of the carried values on entry, then of the free values."""
         body = op.body
         carried = body.args[1:] if isinstance(op, For) else body.args
-        badj: dict[int, Value] = {id(v): a for v, a in zip(free, acc, strict=True)}
+        badj: dict[Value, Value] = {v: a for v, a in zip(free, acc, strict=True)}
         y = body.terminator
         assert isinstance(y, Yield)
         for j, c in zip(slots, carried_b, strict=True):
             self.accumulate(b, badj, y.operands[j], c)
         self.reverse_ops(body.ops[:-1], b, badj)
-        outs = [badj.get(id(carried[j])) or self.zero(b, carried[j]) for j in slots]
-        return outs + [badj[id(v)] for v in free]
+        outs = [badj.get(carried[j]) or self.zero(b, carried[j]) for j in slots]
+        return outs + [badj[v] for v in free]
 
-    def rev_For(self, op: For, b: Builder, adj: dict[int, Value]) -> None:
+    def rev_For(self, op: For, b: Builder, adj: dict[Value, Value]) -> None:
         if not self.has_work(op):
             for r in op.results:
-                adj.pop(id(r), None)
+                adj.pop(r, None)
             return
         start, stop, step = (self.m(v) for v in op.operands[:3])
-        fwd_iv = self.map[id(op.body.args[0])]
+        fwd_iv = self.map[op.body.args[0]]
         if op.directive == FORWARD_IN_REVERSE:
             # the adjoint of each iteration from its Jacobian, computed in forward mode (seed
             # 003): in any order, nothing taped
@@ -1059,12 +1055,11 @@ class AdjointFunction:
                 if recompute:
                     # only results of libm calls would be saved: computing them again keeps
                     # the loop free of the tape, so both sweeps of it can be vectorised
-                    self.fwd_ops[id(op)].directive = "recompute"
+                    self.fwd_ops[op].directive = "recompute"
                 b.region.ops += trial.region.ops
                 adj.clear()
                 adj.update(trial_adj)
                 return
-            self.discarded.append(trial.region)  # keeps the ids in self.mirror unique
         if op.parallel and self.can_recompute(op):
             # a prange whose adjoint needs values of its body: each adjoint iteration
             # computes its own again (seed 004), in any order, with no tape across iterations;
@@ -1078,7 +1073,7 @@ class AdjointFunction:
             saved = (dict(self.map), dict(self.fwd_region), dict(self.choices), dict(self.trips))
             self.rev_binomial(op, b, adj, int(op.directive[len("binomial("):-1]))
             self.map, self.fwd_region, self.choices, self.trips = saved
-            _primal_calls(self.fwd_region[id(op.body)])  # the forward sweep tapes nothing
+            _primal_calls(self.fwd_region[op.body])  # the forward sweep tapes nothing
             return
         rstart, rstop, rstep = _reversed_range(b, start, stop, step)
         if op.directive == "checkpoint":
@@ -1139,7 +1134,7 @@ class AdjointFunction:
         body = op.body
         for o in body.ops:
             for inner in o.walk():
-                if isinstance(inner, Store) and id(inner.operands[0]) in self.shadowed \
+                if isinstance(inner, Store) and inner.operands[0] in self.shadowed \
                         and not op.parallel:
                     return False
                 if isinstance(inner, Call) and self.needs_adjoint_call(inner) and \
@@ -1151,16 +1146,16 @@ class AdjointFunction:
         assert isinstance(y, Yield)
         if op.parallel:
             return True
-        uses: dict[int, int] = {}
+        uses: dict[Value, int] = {}
         for o in body.ops:
             for inner in o.walk():
                 for v in inner.operands:
-                    uses[id(v)] = uses.get(id(v), 0) + 1
+                    uses[v] = uses.get(v, 0) + 1
         for j, arg in enumerate(body.args[1:]):
             if not (self.active(arg) or self.active(op.results[j])):
                 continue
             sites = _sum_sites(arg, y.operands[j], uses)
-            if sites is None or uses.get(id(arg)) != sites:
+            if sites is None or uses.get(arg) != sites:
                 return False
         return True
 
@@ -1196,41 +1191,41 @@ class AdjointFunction:
         """Whether a forward value is available to the reverse of ``op``'s body without the
         tape (record.py recomputes it), the carried values of slots ``replay`` given."""
         from .record import recomputable
-        directive: dict[int, str] = {}  # value defined in the loop -> its loop's directive
-        ivs: set[int] = set()
+        directive: dict[Value, str] = {}  # value defined in the loop -> its loop's directive
+        ivs: set[Value] = set()
 
         def index(r: Region, d: str) -> None:
             for a in r.args:
-                directive[id(a)] = d
+                directive[a] = d
             for o in r.ops:
                 for v in o.results:
-                    directive[id(v)] = d
+                    directive[v] = d
                 if isinstance(o, For):  # ``fwd`` is the forward copy: its own loop indices
-                    ivs.add(id(o.body.args[0]))
+                    ivs.add(o.body.args[0])
                 for sub in o.regions:
                     index(sub, o.directive if isinstance(o, (For, While)) else d)
-        fwd = self.fwd_region[id(op.body)]
+        fwd = self.fwd_region[op.body]
         index(fwd, op.directive if assume is None else assume)
-        ivs.add(id(fwd.args[0]))
-        ivs.update(id(fwd.args[1 + j]) for j in replay)
+        ivs.add(fwd.args[0])
+        ivs.update(fwd.args[1 + j] for j in replay)
         reloadable = self.reloadable()
-        known: dict[int, bool] = {}
+        known: dict[Value, bool] = {}
 
         def available(v: Value) -> bool:
-            if id(v) not in directive or id(v) in ivs:
+            if v not in directive or v in ivs:
                 return True
-            if id(v) not in known:
+            if v not in known:
                 o = v.owner
-                known[id(v)] = isinstance(o, Op) and recomputable(o, directive[id(v)], reloadable) \
+                known[v] = isinstance(o, Op) and recomputable(o, directive[v], reloadable) \
                     and all(available(x) for x in o.operands)
-            return known[id(v)]
+            return known[v]
 
         return available
 
-    def rev_While(self, op: While, b: Builder, adj: dict[int, Value]) -> None:
-        if id(op) not in self.trips:
+    def rev_While(self, op: While, b: Builder, adj: dict[Value, Value]) -> None:
+        if op not in self.trips:
             for r in op.results:
-                adj.pop(id(r), None)
+                adj.pop(r, None)
             return
         for o in op.regions[0].ops:
             if isinstance(o, Call) and self.needs_adjoint_call(o):
@@ -1238,18 +1233,18 @@ class AdjointFunction:
                 raise AdgenError(o.loc, "reverse mode does not support a call in a while "
                                  "condition that writes an active array (call it in the loop "
                                  "body and test its result)")
-        self.reverse_loop(op, b, adj, b.const(0, I64), self.trips[id(op)], b.const(1, I64),
+        self.reverse_loop(op, b, adj, b.const(0, I64), self.trips[op], b.const(1, I64),
                           op.body.args, None)
 
 
-def _sum_sites(arg: Value, v: Value, uses: dict[int, int]) -> int | None:
+def _sum_sites(arg: Value, v: Value, uses: dict[Value, int]) -> int | None:
     """How many additions make ``v`` (what a loop passes on) ``arg`` (what it got) plus a
     term: ``arg + e``, ``e + arg``, ``arg - e``, or an if whose branches each yield one of
     those or ``arg`` itself; None when ``v`` is not such a sum or is used elsewhere
     (``uses``: how many times each value of the body is read)."""
     if v is arg:
         return 1
-    if uses.get(id(v)) != 1:
+    if uses.get(v) != 1:
         return None
     o = v.owner
     if isinstance(o, Prim) and o.prim in ("add", "sub") and o.operands[0] is not o.operands[1] \
@@ -1295,10 +1290,10 @@ def _reversed_range(b: Builder, start: Value, stop: Value, step: Value) -> tuple
     return last, b.sub(start, step), b.neg(step)
 
 
-def _substitute_tree(region: Region, subst: dict[int, Value]) -> None:
+def _substitute_tree(region: Region, subst: dict[Value, Value]) -> None:
     for top in region.ops:
         for op in top.walk():
-            op.operands = [subst.get(id(v), v) for v in op.operands]
+            op.operands = [subst.get(v, v) for v in op.operands]
 
 
 def _stable_loads(fn: Function, module: Module) -> list[Load]:
@@ -1313,9 +1308,9 @@ def _stable_reads(fn: Function, module: Module,
     """(op, array) for the arrays ``arrays_read(op)`` names that nothing writes later in
     program order, nor anywhere in a sequential loop around the op: in the reverse sweep they
     still hold what the op read."""
-    pos: dict[int, int] = {}
-    end: dict[int, int] = {}
-    writes: dict[int, list[int]] = {}  # array -> positions of the ops that may write it
+    pos: dict[Op, int] = {}
+    end: dict[Op, int] = {}
+    writes: dict[Value, list[int]] = {}  # array -> positions of the ops that may write it
     reads: list[tuple[Op, Value, list[Op]]] = []
     counter = 0
 
@@ -1323,26 +1318,26 @@ def _stable_reads(fn: Function, module: Module,
         nonlocal counter
         for op in region.ops:
             counter += 1
-            pos[id(op)] = counter
+            pos[op] = counter
             if isinstance(op, Store):
-                writes.setdefault(id(op.operands[0]), []).append(counter)
+                writes.setdefault(op.operands[0], []).append(counter)
             elif isinstance(op, Call):
                 for p in written_params(module.function(op.callee), module):
-                    writes.setdefault(id(op.operands[p]), []).append(counter)
+                    writes.setdefault(op.operands[p], []).append(counter)
             reads.extend((op, a, loops) for a in arrays_read(op))
             inner = loops + [op] if isinstance(op, (For, While)) else loops
             for sub in op.regions:
                 walk(sub, inner)
-            end[id(op)] = counter
+            end[op] = counter
 
     walk(fn.body, [])
     out = []
     for op, array, loops in reads:
-        ws = writes.get(id(array), [])
-        if any(w > pos[id(op)] for w in ws):
+        ws = writes.get(array, [])
+        if any(w > pos[op] for w in ws):
             continue
         # other iterations of a prange write other elements than this one reads
-        if any(pos[id(loop)] <= w <= end[id(loop)] for loop in loops for w in ws
+        if any(pos[loop] <= w <= end[loop] for loop in loops for w in ws
                if not (isinstance(loop, For) and loop.parallel)):
             continue
         out.append((op, array))
@@ -1444,13 +1439,13 @@ def adjoint_only(module: Module, vector: bool = False) -> set[str]:
     return {fn.name for fn in module.functions} - reached
 
 
-def _kept_call_arrays(fn: Function, module: Module) -> set[tuple[int, int]]:
-    """(id(call), id(array)) for the array arguments of calls in ``fn`` that nothing writes
+def _kept_call_arrays(fn: Function, module: Module) -> set[tuple[Op, Value]]:
+    """(call, array) for the array arguments of calls in ``fn`` that nothing writes
     after the call (nor in a loop around it)."""
     reads = _stable_reads(fn, module,
                           lambda o: [x for x in o.operands if is_array(x)] if isinstance(o, Call)
                           else [])
-    return {(id(op), id(a)) for op, a in reads}
+    return {(op, a) for op, a in reads}
 
 
 def _kept_params(module: Module, derived: list[str], split: set[str]) -> dict[str, set[int]]:
@@ -1467,14 +1462,14 @@ def _kept_params(module: Module, derived: list[str], split: set[str]) -> dict[st
         changed = False
         for name in derived:
             caller = module.function(name)
-            index = {id(p): i for i, p in enumerate(caller.params)}
+            index = {p: i for i, p in enumerate(caller.params)}
             for op in caller.walk():
                 if not isinstance(op, Call) or op.callee not in kept:
                     continue
                 for k in list(kept[op.callee]):
                     a = op.operands[k]
-                    ok = id(a) in index and (id(op), id(a)) in stable[name] and \
-                        (name not in split or index[id(a)] in kept[name])
+                    ok = a in index and (op, a) in stable[name] and \
+                        (name not in split or index[a] in kept[name])
                     if not ok:
                         kept[op.callee].discard(k)
                         changed = True

@@ -164,12 +164,12 @@ def adjoint(b: Builder, prim: str, args: list[Value], result: Value, yb: Value,
         return out
     assert rule.partials is not None
     coefficients = rule.partials(b, args, result)
-    first: dict[int, int] = {}
+    first: dict[Value, int] = {}
     coef: list[Value | None] = [None] * len(args)
     for k, (a, cf) in enumerate(zip(args, coefficients, strict=True)):
         if cf is None or not wanted[k]:
             continue
-        j = first.setdefault(id(a), k)
+        j = first.setdefault(a, k)
         prev = coef[j]
         coef[j] = cf if prev is None else (
             b.mul(b.const(2.0, elem_of(cf.type)), cf) if prev is cf else b.add(prev, cf))

@@ -84,11 +84,11 @@ class Request:
 
 @dataclass
 class FunctionActivity:
-    varied: set[int] = field(default_factory=set)
-    useful: set[int] = field(default_factory=set)
+    varied: set[Value] = field(default_factory=set)
+    useful: set[Value] = field(default_factory=set)
 
     def active(self, v: Value) -> bool:
-        return id(v) in self.varied and id(v) in self.useful
+        return v in self.varied and v in self.useful
 
 
 @dataclass
@@ -137,29 +137,29 @@ class _Slots:
     def __init__(self, fn: Function) -> None:
         st = structure(fn)
         self.groups: list[tuple[list[Value], list[Value]]] = []
-        feeders: dict[int, list[Op]] = {}
+        feeders: dict[Op, list[Op]] = {}
         for op in fn.walk():
             if isinstance(op, Yield):
-                r = st.region_of_op[id(op)]
-                parent = st.parent_of_region.get(id(r))
+                r = st.region_of_op[op]
+                parent = st.parent_of_region.get(r)
                 if parent is not None:
-                    feeders.setdefault(id(parent), []).append(op)
+                    feeders.setdefault(parent, []).append(op)
             elif isinstance(op, (Break, Continue)):
-                loop = st.loop_of.get(id(op))
+                loop = st.loop_of.get(op)
                 if loop is not None:
-                    feeders.setdefault(id(loop), []).append(op)
+                    feeders.setdefault(loop, []).append(op)
         for op in fn.walk():
             if isinstance(op, If):
                 for j, res in enumerate(op.results):
-                    ins = [t.operands[j] for t in feeders.get(id(op), [])]
+                    ins = [t.operands[j] for t in feeders.get(op, [])]
                     self.groups.append(([res], ins))
             elif isinstance(op, For):
                 for j, res in enumerate(op.results):
-                    ins = [op.inits[j]] + [t.operands[j] for t in feeders.get(id(op), [])]
+                    ins = [op.inits[j]] + [t.operands[j] for t in feeders.get(op, [])]
                     self.groups.append(([res, op.body.args[j + 1]], ins))
             elif isinstance(op, While):
                 for j, res in enumerate(op.results):
-                    ins = [op.inits[j]] + [t.operands[j] for t in feeders.get(id(op), [])]
+                    ins = [op.inits[j]] + [t.operands[j] for t in feeders.get(op, [])]
                     self.groups.append(([res, op.regions[0].args[j], op.regions[1].args[j]], ins))
 
 
@@ -185,62 +185,62 @@ class _FunctionSolver:
         s = self.summaries[self.fn.name]
         V = self.act.varied
         for i in s.varied_params:
-            V.add(id(self.fn.params[i]))
-        stored: set[int] = set()  # arrays that receive varied values here
+            V.add(self.fn.params[i])
+        stored: set[Value] = set()  # arrays that receive varied values here
         changed = True
         while changed:
             before = len(V)
             for op in self.ops:
                 if isinstance(op, Prim):
-                    if differentiable(op.result) and any(id(v) in V for v in _operands_with_derivative(op)):
-                        V.add(id(op.result))
+                    if differentiable(op.result) and any(v in V for v in _operands_with_derivative(op)):
+                        V.add(op.result)
                 elif isinstance(op, Cast):
-                    if differentiable(op.result) and id(op.operands[0]) in V:
-                        V.add(id(op.result))
+                    if differentiable(op.result) and op.operands[0] in V:
+                        V.add(op.result)
                 elif isinstance(op, Load):
-                    if differentiable(op.result) and id(op.operands[0]) in V:
-                        V.add(id(op.result))
+                    if differentiable(op.result) and op.operands[0] in V:
+                        V.add(op.result)
                 elif isinstance(op, Store):
-                    if id(op.operands[-1]) in V:
-                        V.add(id(op.operands[0]))
-                        stored.add(id(op.operands[0]))
+                    if op.operands[-1] in V:
+                        V.add(op.operands[0])
+                        stored.add(op.operands[0])
                 elif isinstance(op, Call):
                     callee = self.summaries[op.callee]
                     cfn = self.module.function(op.callee)
                     for p in callee.varied_out:
-                        V.add(id(op.operands[p]))
-                        stored.add(id(op.operands[p]))
-                    if any(id(a) in V for a in op.operands):
+                        V.add(op.operands[p])
+                        stored.add(op.operands[p])
+                    if any(a in V for a in op.operands):
                         for p, a in enumerate(op.operands):
-                            if id(a) in V:
+                            if a in V:
                                 callee.varied_params.add(p)
                         for j in callee.varied_results:
-                            V.add(id(op.results[j]))
+                            V.add(op.results[j])
                         for p, a in enumerate(op.operands):
                             if isinstance(a.type, ArrayType) and differentiable(a) and \
                                     p in callee.varied_params and _writes(cfn, p, self.module):
-                                V.add(id(a))
+                                V.add(a)
                 elif isinstance(op, Return):
                     for j, v in enumerate(op.operands):
-                        if id(v) in V:
+                        if v in V:
                             s.varied_results.add(j)
                 elif isinstance(op, Push):
-                    if id(op.operands[0]) in V:
+                    if op.operands[0] in V:
                         self.tape.varied = True
                 elif isinstance(op, Pop):
                     if self.tape.varied and differentiable(op.result):
-                        V.add(id(op.result))
+                        V.add(op.result)
             for members, ins in self.slots.groups:
-                if differentiable(members[0]) and any(id(v) in V for v in ins + members):
-                    V.update(id(m) for m in members)
+                if differentiable(members[0]) and any(v in V for v in ins + members):
+                    V.update(m for m in members)
             changed = len(V) != before
-        s.varied_out |= {i for i, p in enumerate(self.fn.params) if id(p) in stored}
+        s.varied_out |= {i for i, p in enumerate(self.fn.params) if p in stored}
 
     def useful(self) -> None:
         s = self.summaries[self.fn.name]
         U = self.act.useful
         for i in s.useful_out:
-            U.add(id(self.fn.params[i]))
+            U.add(self.fn.params[i])
         changed = True
         while changed:
             before = len(U)
@@ -248,43 +248,43 @@ class _FunctionSolver:
                 if isinstance(op, Return):
                     for j, v in enumerate(op.operands):
                         if j in s.useful_results and differentiable(v):
-                            U.add(id(v))
+                            U.add(v)
                 elif isinstance(op, Prim):
-                    if id(op.result) in U:
-                        U.update(id(v) for v in _operands_with_derivative(op))
+                    if op.result in U:
+                        U.update(v for v in _operands_with_derivative(op))
                 elif isinstance(op, Cast):
-                    if id(op.result) in U and differentiable(op.operands[0]):
-                        U.add(id(op.operands[0]))
+                    if op.result in U and differentiable(op.operands[0]):
+                        U.add(op.operands[0])
                 elif isinstance(op, Load):
-                    if id(op.result) in U:
-                        U.add(id(op.operands[0]))
+                    if op.result in U:
+                        U.add(op.operands[0])
                 elif isinstance(op, Store):
-                    if id(op.operands[0]) in U and differentiable(op.operands[-1]):
-                        U.add(id(op.operands[-1]))
+                    if op.operands[0] in U and differentiable(op.operands[-1]):
+                        U.add(op.operands[-1])
                 elif isinstance(op, Call):
                     callee = self.summaries[op.callee]
                     for j, r in enumerate(op.results):
-                        if id(r) in U:
+                        if r in U:
                             callee.useful_results.add(j)
                     for p, a in enumerate(op.operands):
-                        if isinstance(a.type, ArrayType) and id(a) in U:
+                        if isinstance(a.type, ArrayType) and a in U:
                             callee.useful_out.add(p)
                     for p in callee.useful_in:
                         if differentiable(op.operands[p]):
-                            U.add(id(op.operands[p]))
+                            U.add(op.operands[p])
                 elif isinstance(op, Pop):
-                    if id(op.result) in U:
+                    if op.result in U:
                         self.tape.useful = True
                 elif isinstance(op, Push):
                     if self.tape.useful and differentiable(op.operands[0]):
-                        U.add(id(op.operands[0]))
+                        U.add(op.operands[0])
             for members, ins in self.slots.groups:
-                if any(id(m) in U for m in members):
-                    U.update(id(m) for m in members)
-                    U.update(id(v) for v in ins if differentiable(v))
+                if any(m in U for m in members):
+                    U.update(m for m in members)
+                    U.update(v for v in ins if differentiable(v))
             changed = len(U) != before
         for i, p in enumerate(self.fn.params):
-            if id(p) in U:
+            if p in U:
                 s.useful_in.add(i)
 
 
@@ -356,6 +356,6 @@ def _external_activity(fn: Function, s: Summary) -> FunctionActivity:
         s.useful_results |= float_results
         s.varied_results |= float_results
         s.useful_in |= floats
-        act.varied = {id(fn.params[i]) for i in floats}
+        act.varied = {fn.params[i] for i in floats}
         act.useful = set(act.varied)
     return act

@@ -42,16 +42,16 @@ def lint(module: Module, activity: ModuleActivity) -> list[Warning_]:
             if op.loc is NOWHERE:  # what a transform added, not the user's code
                 continue
             if isinstance(op, Prim) and op.prim in SPELLING and any(
-                    id(v) in varied and _is_float(v.type) for v in op.operands):
+                    v in varied and _is_float(v.type) for v in op.operands):
                 warn(op.loc, f"'{SPELLING[op.prim]}' of a value that depends on an independent "
                              "input: its derivative is taken as 0 (the result is piecewise "
                              "constant)")
             elif isinstance(op, Cast) and _is_float(op.operands[0].type) and \
-                    _is_int(op.result.type) and id(op.operands[0]) in varied:
+                    _is_int(op.result.type) and op.operands[0] in varied:
                 warn(op.loc, "int() of a value that depends on an independent input: its "
                              "derivative is taken as 0 (the result is piecewise constant)")
             elif isinstance(op, Prim) and op.prim in ("eq", "ne") and \
-                    any(_is_float(v.type) and id(v) in varied for v in op.operands):
+                    any(_is_float(v.type) and v in varied for v in op.operands):
                 warn(op.loc, "floats compared for equality on a value that depends on an "
                              "independent input: the derivative holds only at points where the "
                              "comparison does not change (compare with a tolerance)")

@@ -60,14 +60,14 @@ def check_cuda(module: Module) -> set[str]:
                                            "(it is called inside a prange): kernels cannot "
                                            "launch kernels (use range)")
             continue
-        inside: set[int] = {id(o) for loop in _pranges(fn) for o in loop.walk()}
+        inside: set[Op] = {o for loop in _pranges(fn) for o in loop.walk()}
         for op in fn.walk():
-            if isinstance(op, (Load, Store)) and id(op) not in inside:
+            if isinstance(op, (Load, Store)) and op not in inside:
                 raise AdgenError(op.loc, f"'{fn.name}' indexes the array "
                                          f"'{op.operands[0].name}' outside a prange ({HINT}: "
                                          "index arrays inside a prange loop, or in a function "
                                          "called from one)")
-            if isinstance(op, Call) and id(op) not in inside and op.callee in device:
+            if isinstance(op, Call) and op not in inside and op.callee in device:
                 raise AdgenError(op.loc, f"'{op.callee}' runs on the device (it is called inside "
                                          "a prange) and is called here on the host too (not "
                                          "supported on the CUDA target yet: call it inside a "

@@ -127,8 +127,8 @@ class FunctionEmitter(Variables):
     # -- expressions ---------------------------------------------------------------------
     def expr(self, v: Value, rename: dict[str, str] | None = None, vec: bool = False) -> _Expr:
         """C expression of ``v``; ``vec``: inside a loop over directions (``[k]``)."""
-        var = self.var_of.get(id(v))
-        if var is not None and id(v) not in self.inlined:
+        var = self.var_of.get(v)
+        if var is not None and v not in self.inlined:
             name = (rename or {}).get(var.name, var.name)
             if isinstance(v.type, VecType):
                 return _Expr(f"{name}[{self.dir}]", ATOM)
@@ -144,7 +144,7 @@ class FunctionEmitter(Variables):
             text = c_const(op.value, v.type)
             return _Expr(text, UNARY_PREC if text.startswith("-") else ATOM)
         if isinstance(op, Dim):
-            return _Expr(self.shapes[id(op.operands[0])][op.axis], ATOM)
+            return _Expr(self.shapes[op.operands[0]][op.axis], ATOM)
         if isinstance(op, Cast):
             inner = self.expr(op.operands[0], rename, vec)
             return _Expr(f"({self.ctype(v.type)})" + self.paren(inner, UNARY_PREC), UNARY_PREC)
@@ -204,7 +204,7 @@ class FunctionEmitter(Variables):
                 line: int = 0) -> str:
         at = array.type
         assert isinstance(at, ArrayType)
-        shape = self.shapes[id(array)]
+        shape = self.shapes[array]
         idx = [self.expr(i, rename) for i in indices]
         if self.options.bounds_checks:
             where = f"{self.options.source_name}:{line}"
@@ -215,12 +215,12 @@ class FunctionEmitter(Variables):
             lin = _Expr(f"{self.paren(lin, 13)} * {shape[k]} + {self.paren(idx[k], 12)}", 12)
         if at.vector:
             lin = _Expr(f"{self.paren(lin, 13)} * {self.nbdirs} + {self.dir}", 12)
-        name = self.private_names.get(id(array)) or self.expr(array, rename).text
+        name = self.private_names.get(array) or self.expr(array, rename).text
         return f"{name}[{lin.text}]"
 
     def reads(self, v: Value) -> set[str]:
-        var = self.var_of.get(id(v))
-        if var is not None and id(v) not in self.inlined:
+        var = self.var_of.get(v)
+        if var is not None and v not in self.inlined:
             return {var.name}
         op = v.owner
         out: set[str] = set()
@@ -283,20 +283,20 @@ class FunctionEmitter(Variables):
     def region(self, r: Region, depth: int, top: bool = False) -> None:
         groups = self.tape_groups(r)
         for op in r.ops:
-            if op.results and all(id(v) in self.inlined for v in op.results) and \
+            if op.results and all(v in self.inlined for v in op.results) and \
                     not isinstance(op, (For, While, Call)):  # (an inlined if: a && b)
                 continue
             if not isinstance(op, (Yield, Condition)):
                 self.comment_line(op, depth)
-            if id(op) in groups:
-                self.tape_group(groups[id(op)], depth)
+            if op in groups:
+                self.tape_group(groups[op], depth)
             getattr(self, "op_" + type(op).__name__)(op, depth)
 
-    def tape_groups(self, r: Region) -> dict[int, list[Op]]:
+    def tape_groups(self, r: Region) -> dict[Op, list[Op]]:
         """Runs of two or more consecutive pushes (or pops) of scalars in ``r`` that no loop
         block holds, by their first op: each takes its bytes from the tape at once."""
         def groupable(op: Op) -> bool:
-            return isinstance(op, (Push, Pop)) and id(op) not in self.block_slots and not any(
+            return isinstance(op, (Push, Pop)) and op not in self.block_slots and not any(
                 isinstance(v.type, VecType) for v in (*op.operands, *op.results))
 
         if self.on_device:
@@ -309,7 +309,7 @@ class FunctionEmitter(Variables):
                 runs[-1].append(op)
             else:
                 runs.append([op])
-        return {id(run[0]): run for run in runs if len(run) > 1}
+        return {run[0]: run for run in runs if len(run) > 1}
 
     def tape_group(self, ops: list[Op], depth: int) -> None:
         """One ``adgen_push_block`` (``adgen_pop_block``) for the bytes of consecutive pushes
@@ -323,10 +323,10 @@ class FunctionEmitter(Variables):
             self.emit(f"const unsigned char *{saved} = adgen_pop_block({self.tape}, {width});",
                       depth)
         for o, off in zip(ops, offsets, strict=True):
-            self.block_slots[id(o)] = (saved, str(off))
+            self.block_slots[o] = (saved, str(off))
 
     def declare_or_assign(self, v: Value, rhs: _Expr | None, depth: int, vec_rhs: str | None = None) -> None:
-        var = self.var_of[id(v)]
+        var = self.var_of[v]
         if var.vector:
             if not var.declared:
                 self.emit(f"{var.ctype} {var.name}[{self.nbdirs}];", depth)
@@ -374,7 +374,7 @@ class FunctionEmitter(Variables):
             assign, value = increment
         # in a parallel loop, an increment of an array other iterations touch too
         atomic = assign != "=" and self.atomic_arrays is not None and \
-            id(array) in self.atomic_arrays
+            array in self.atomic_arrays
         stmt = f"{target} {assign} {self.expr(value, vec=isinstance(value.type, VecType)).text};"
         if not atomic:
             self.emit(self.dir_loop(stmt) if isinstance(value.type, VecType) else stmt, depth)
@@ -400,10 +400,10 @@ class FunctionEmitter(Variables):
         value = op.operands[-1]
         add = value.owner
         if not isinstance(add, Prim) or add.prim not in ("add", "sub") or \
-                id(value) not in self.inlined:
+                value not in self.inlined:
             return None
         load = add.operands[0].owner
-        if isinstance(load, Load) and id(load.results[0]) in self.inlined and \
+        if isinstance(load, Load) and load.results[0] in self.inlined and \
                 load.operands[0] is op.operands[0] and \
                 all(a is b for a, b in zip(load.operands[1:], op.operands[1:-1], strict=True)):
             return ("+=" if add.prim == "add" else "-=", add.operands[1])
@@ -411,11 +411,11 @@ class FunctionEmitter(Variables):
 
     def op_Zeros(self, op: Zeros, depth: int) -> None:
         v = op.results[0]
-        var = self.var_of[id(v)]
+        var = self.var_of[v]
         at = v.type
         assert isinstance(at, ArrayType)
         count = " * ".join(self.paren(_Expr(s, ATOM if s.isidentifier() or s.isdigit() else 12), 13)
-                           for s in self.shapes[id(v)])
+                           for s in self.shapes[v])
         if at.vector:
             count += f" * {self.nbdirs}"
         self.emit(f"{var.ctype} *{var.name} = adgen_calloc((size_t)({count}), sizeof({var.ctype}));",
@@ -445,7 +445,7 @@ class FunctionEmitter(Variables):
 
     def op_Push(self, op: Push, depth: int) -> None:
         v = op.operands[0]
-        slot = self.block_slots.get(id(op))
+        slot = self.block_slots.get(op)
         if slot is not None:
             block, at = slot
             self.emit(f"adgen_put_{elem_of(v.type).name}({block}, {at}, "
@@ -459,7 +459,7 @@ class FunctionEmitter(Variables):
 
     def op_Pop(self, op: Pop, depth: int) -> None:
         v = op.results[0]
-        slot = self.block_slots.get(id(op))
+        slot = self.block_slots.get(op)
         if slot is not None:
             block, at = slot
             self.declare_or_assign(v, _Expr(f"adgen_get_{elem_of(v.type).name}({block}, {at})",
@@ -468,7 +468,7 @@ class FunctionEmitter(Variables):
         pop = f"adgen_{'d' if self.on_device else ''}pop_{elem_of(v.type).name}({self.tape})"
         if isinstance(v.type, VecType):  # the directions back in the reverse order
             self.declare_or_assign(v, None, depth)
-            var = self.var_of[id(v)]
+            var = self.var_of[v]
             self.emit(f"for (int64_t {self.dir} = {self.nbdirs} - 1; {self.dir} >= 0; "
                       f"--{self.dir}) {var.name}[{self.dir}] = {pop};", depth)
         else:
@@ -488,24 +488,24 @@ class FunctionEmitter(Variables):
             elif kind == "value":
                 a = op.operands[p.source[1]]
                 if isinstance(a.type, VecType):
-                    args.append(self.var_of[id(a)].name if id(a) in self.var_of and id(a) not in
+                    args.append(self.var_of[a].name if a in self.var_of and a not in
                                 self.inlined else self.materialize_vec(a, depth))
                 else:
                     args.append(self.expr(a).text)
             elif kind == "shape":
                 a = op.operands[p.source[1]]
-                args.append(self.shapes[id(a)][p.source[2]])  # type: ignore[misc]
+                args.append(self.shapes[a][p.source[2]])  # type: ignore[misc]
             else:
                 r = op.results[p.source[1]]
                 outs[p.source[1]] = r
                 zero = _Expr(c_const(0.0, r.type), ATOM) if callee is not None and \
                     callee.results[p.source[1]].name in increments else None
                 self.declare_or_assign(r, zero, depth)
-                var = self.var_of[id(r)]
+                var = self.var_of[r]
                 args.append(var.name if var.vector else "&" + var.name)
         call = f"{op.callee}({', '.join(args)})"
         r = op.results[sig.c_return] if sig.c_return is not None else None
-        if r is not None and self.uses.get(id(r)):
+        if r is not None and self.uses.get(r):
             self.declare_or_assign(r, _Expr(call, ATOM), depth)
         else:
             self.emit(call + ";", depth)
@@ -527,9 +527,9 @@ class FunctionEmitter(Variables):
     def moves(self, dests: list[Value], srcs: list[Value], depth: int) -> None:
         pending: list[tuple[Var, Value]] = []
         for d, s in zip(dests, srcs, strict=True):
-            dv = self.var_of[id(d)]
-            sv = self.var_of.get(id(s))
-            if sv is dv and id(s) not in self.inlined:
+            dv = self.var_of[d]
+            sv = self.var_of.get(s)
+            if sv is dv and s not in self.inlined:
                 continue
             pending.append((dv, s))
         rename: dict[str, str] = {}
@@ -565,7 +565,7 @@ class FunctionEmitter(Variables):
 
     def declare_group(self, values: list[Value], depth: int) -> None:
         for v in values:
-            var = self.var_of[id(v)]
+            var = self.var_of[v]
             if not var.declared:
                 if var.vector:
                     self.emit(f"{var.ctype} {var.name}[{self.nbdirs}];", depth)
@@ -577,7 +577,7 @@ class FunctionEmitter(Variables):
         # declare with the initial value where the variable is new and no move conflicts
         simple = []
         for res, init in zip(results, inits, strict=True):
-            var = self.var_of[id(res)]
+            var = self.var_of[res]
             if not var.declared and not var.vector and not any(
                     var.name in self.reads(i) for i in inits):
                 self.emit(f"{var.ctype} {var.name} = {self.expr(init).text};", depth)
@@ -602,7 +602,7 @@ class FunctionEmitter(Variables):
     def op_For(self, op: For, depth: int) -> None:
         self.init_loop(op.results, op.inits, depth)
         start, stop, step = op.operands[:3]
-        iv = self.var_of[id(op.body.args[0])].name
+        iv = self.var_of[op.body.args[0]].name
         s = step.owner.value if isinstance(step.owner, Const) else None
         lo, hi = self.expr(start).text, self.expr(stop).text
         if s is None:
@@ -614,7 +614,7 @@ class FunctionEmitter(Variables):
             incr = {1: f"++{iv}", -1: f"--{iv}"}.get(int(s)) or (
                 f"{iv} += {s}" if s > 0 else f"{iv} -= {-s}")
             header = f"for (int64_t {iv} = {lo}; {cond}; {incr})"
-        if self.options.target == "cuda" and id(op) in self.omp_loops:
+        if self.options.target == "cuda" and op in self.omp_loops:
             self.emit_kernel(op, depth)
             return
         for line in note_lines(op):  # what the loop computes, where the source does not say
@@ -623,7 +623,7 @@ class FunctionEmitter(Variables):
         tape: str | None = None
         private: list[tuple[Value, str, str]] = []  # (array, private copy, element count)
         block = False
-        if id(op) in self.omp_loops:
+        if op in self.omp_loops:
             atomic, privatized = self.share(op)
             block = bool(privatized) or self.uses_tape_in(op)
             if block:  # a parallel region around the loop, for what each thread owns
@@ -637,19 +637,19 @@ class FunctionEmitter(Variables):
                 self.thread_tape = tape
             for a in privatized:
                 # every iteration adds to the same elements: each thread adds to its own copy
-                name = self.fresh_name(self.var_of[id(a)].name + "_t")
+                name = self.fresh_name(self.var_of[a].name + "_t")
                 count = self.element_count(a)
-                ctype = self.var_of[id(a)].ctype
-                self.emit(f"{ctype} *{name} = ADGEN_PRIVATE({ctype}, {self.var_of[id(a)].name}, "
+                ctype = self.var_of[a].ctype
+                self.emit(f"{ctype} *{name} = ADGEN_PRIVATE({ctype}, {self.var_of[a].name}, "
                           f"{count});", depth)
-                self.private_names[id(a)] = name
+                self.private_names[a] = name
                 private.append((a, name, count))
             self.emit(self.omp_pragma(op, "for" if block else "parallel for"), depth)
             self.atomic_arrays = atomic
         elif op.parallel and self.atomic_arrays is None:
             self.emit(f"/* prange run in sequence: {self.parallel_reason(op)} */", depth)
         blocked = self.tape_block(op, depth)
-        simd = self.simd_pragma(op, blocked) if id(op) not in self.omp_loops else None
+        simd = self.simd_pragma(op, blocked) if op not in self.omp_loops else None
         if simd is not None:
             self.emit(simd, depth)
             if s == -1:  # independent iterations: upwards, which vectorises without permutes
@@ -661,9 +661,9 @@ class FunctionEmitter(Variables):
         self.emit("}", depth)
         self.atomic_arrays = outer_atomic
         for a, name, count in private:
-            self.emit(f"ADGEN_PRIVATE_ADD({elem_of(a.type).name}, {self.var_of[id(a)].name}, "
+            self.emit(f"ADGEN_PRIVATE_ADD({elem_of(a.type).name}, {self.var_of[a].name}, "
                       f"{name}, {count});", depth)
-            del self.private_names[id(a)]
+            del self.private_names[a]
         if tape is not None:
             self.emit(f"adgen_tape_free(&{tape});", depth)
             self.thread_tape = None
@@ -675,7 +675,7 @@ class FunctionEmitter(Variables):
         loop whose iterations are independent (``simd_reductions``), where a reversed loop
         would make the vectorised code reverse the lanes of every load and store."""
         start, stop = op.operands[:2]
-        iv = self.var_of[id(op.body.args[0])].name
+        iv = self.var_of[op.body.args[0]].name
         first, last = _plus_one(self.expr(stop).text), self.expr(start).text
         m = re.fullmatch(r"(.+) - 1", last)
         cond = f"{iv} < {m.group(1)}" if m and _term(m.group(1)) == m.group(1) else \
@@ -686,7 +686,7 @@ class FunctionEmitter(Variables):
         """The loop condition of ``op`` with constant step ``s``, and a count of its
         iterations (exact or more, never fewer while positive)."""
         start, stop = op.operands[:2]
-        iv = self.var_of[id(op.body.args[0])].name
+        iv = self.var_of[op.body.args[0]].name
         lo, hi = self.expr(start).text, self.expr(stop).text
         if s == -1 and isinstance(stop.owner, Const):  # reversed loops: i >= 0, not i > -1
             low = c_const(int(stop.owner.value) + 1, stop.type)
@@ -705,13 +705,13 @@ class FunctionEmitter(Variables):
         step = op.operands[2].owner
         assert isinstance(step, Const)
         s = int(step.value)
-        iv = self.var_of[id(op.body.args[0])].name
+        iv = self.var_of[op.body.args[0]].name
         lo = self.expr(op.operands[0]).text
         cond, count = self.loop_condition(op, s)
         name = f"{self.fn.name}_kernel{len(self.kernels)}"
         known = {p.name for p in self.sig.params} | {v.name for v in self.vars if v.declared} | \
             set(self.host_ivs)
-        sums = [self.var_of[id(a)] for a in self.sums(op)]
+        sums = [self.var_of[a] for a in self.sums(op)]
         for var in sums:
             if var.ctype not in ("double", "float"):
                 raise AdgenError(op.loc, "a prange summing an integer is not supported on the "
@@ -719,13 +719,13 @@ class FunctionEmitter(Variables):
         outer = (self.lines, self.atomic_arrays)
         self.lines = []
         atomic, privatized = self.share(op, anywhere=True)
-        self.atomic_arrays = atomic | {id(a) for a in privatized}
+        self.atomic_arrays = atomic | {a for a in privatized}
         copies, bytes_ = self.block_copies(privatized)
         tape = "thread_tape" if self.uses_tape_in(op) else None
         self.thread_tape = tape  # each iteration pops what it pushes: a tape per thread
         self.region(op.body, 2)
         self.thread_tape = None
-        copy_names = {id(a): self.private_names.pop(id(a)) for a in privatized}
+        copy_names = {a: self.private_names.pop(a) for a in privatized}
         body, (self.lines, self.atomic_arrays) = self.lines, outer
         loop = f"ADGEN_GRID_LOOP({iv}, {lo}, {cond}, {s}) {{"
         code = re.sub(r"/\*.*?\*/", "", "\n".join(copies + body + [loop]), flags=re.S)
@@ -760,8 +760,8 @@ class FunctionEmitter(Variables):
         if tape:
             text.append(f"    ADGEN_DTAPE_FREE({tape});")
         for a in privatized:
-            array = self.var_of[id(a)].name
-            text.append(f"    ADGEN_BLOCK_PRIVATE_ADD({array}, {copy_names[id(a)]}, "
+            array = self.var_of[a].name
+            text.append(f"    ADGEN_BLOCK_PRIVATE_ADD({array}, {copy_names[a]}, "
                         f"{self.element_count(a)});")
         for ctype, members in groups.items():
             text += [f"    adgen_warp_add_{SUFFIX[ctype]}(&{buffers[ctype]}[{k}], {var.name});"
@@ -801,15 +801,15 @@ class FunctionEmitter(Variables):
         and the bytes of all of them.  Sets their names in ``private_names``."""
         if not arrays:
             return [], "0"
-        arrays.sort(key=lambda a: (self.var_of[id(a)].ctype != "double",
-                                   len(self.shapes[id(a)])))
+        arrays.sort(key=lambda a: (self.var_of[a].ctype != "double",
+                                   len(self.shapes[a])))
         used = self.fresh_name("shared_bytes")
         lines = [f"size_t {used} = 0;"]
         counts: dict[str, dict[str, int]] = {}  # C type -> element count -> arrays of it
         for a in arrays:
-            var = self.var_of[id(a)]
+            var = self.var_of[a]
             count = self.element_count(a)
-            copy = self.private_names[id(a)] = self.fresh_name(var.name + "_t")
+            copy = self.private_names[a] = self.fresh_name(var.name + "_t")
             lines.append(f"{var.ctype} *{copy} = ADGEN_BLOCK_PRIVATE({var.ctype}, {var.name}, "
                          f"{count}, {used});")
             by_count = counts.setdefault(var.ctype, {})
@@ -824,10 +824,10 @@ class FunctionEmitter(Variables):
     def element_count(self, array: Value) -> str:
         at = array.type
         assert isinstance(at, ArrayType)
-        dims = list(self.shapes[id(array)]) + ([self.nbdirs] if at.vector and self.nbdirs else [])
+        dims = list(self.shapes[array]) + ([self.nbdirs] if at.vector and self.nbdirs else [])
         return " * ".join(d if d.isidentifier() or d.isdigit() else f"({d})" for d in dims)
 
-    def share(self, loop: For, anywhere: bool = False) -> tuple[set[int], list[Value]]:
+    def share(self, loop: For, anywhere: bool = False) -> tuple[set[Value], list[Value]]:
         """The arrays that iterations of the parallel ``loop`` may share, split in two: those
         whose increments are atomic (some access is not at the iteration's own index, the
         loop variable as first index, or a call gets the array), and those privatized: only
@@ -836,19 +836,19 @@ class FunctionEmitter(Variables):
         ``anywhere``, at any indices (a CUDA block's copy in shared memory, where small).
         Arrays only indexed by the loop variable first belong to one iteration each."""
         iv = loop.body.args[0]
-        shared: dict[int, Value] = {}
-        called: set[int] = set()
-        accesses: dict[int, list[Op]] = {}
+        shared: dict[Value, Value] = {}
+        called: set[Value] = set()
+        accesses: dict[Value, list[Op]] = {}
         for op in loop.walk():
             if isinstance(op, (Load, Store)):
-                accesses.setdefault(id(op.operands[0]), []).append(op)
+                accesses.setdefault(op.operands[0], []).append(op)
                 if op.operands[1] is not iv:
-                    shared[id(op.operands[0])] = op.operands[0]
+                    shared[op.operands[0]] = op.operands[0]
             elif isinstance(op, Call):
                 for a in op.operands:
                     if isinstance(a.type, ArrayType):
-                        shared[id(a)] = a
-                        called.add(id(a))
+                        shared[a] = a
+                        called.add(a)
         varies = index_dependent(loop)
         privatized = []
         for key, array in shared.items():
@@ -857,19 +857,19 @@ class FunctionEmitter(Variables):
             loads = [o for o in ops if isinstance(o, Load)]
             if key not in called and stores and len(loads) == len(stores) and \
                     all(self.increment_of(s) is not None for s in stores) and \
-                    all(id(ld.results[0]) in self.inlined for ld in loads) and \
-                    (anywhere or any(not any(id(i) in varies for i in s.operands[1:-1])
+                    all(ld.results[0] in self.inlined for ld in loads) and \
+                    (anywhere or any(not any(i in varies for i in s.operands[1:-1])
                                      for s in stores)) and \
                     elem_of(array.type).name in ("f64", "f32"):
                 privatized.append(array)
-        return set(shared) - {id(a) for a in privatized}, privatized
+        return set(shared) - {a for a in privatized}, privatized
 
     def omp_pragma(self, op: For, construct: str = "parallel for") -> str:
         """``#pragma omp parallel for``, through the runtime's ``ADGEN_OMP`` (nothing unless
         built with OpenMP), with the carried values as sums."""
         sums = []
         for a in self.sums(op):
-            var = self.var_of[id(a)]
+            var = self.var_of[a]
             sums.append(f"{var.name}[:{self.nbdirs}]" if var.vector else var.name)
         clause = f" reduction(+: {', '.join(sums)})" if sums else ""
         return f"ADGEN_OMP(omp {construct}{clause})"
@@ -887,15 +887,15 @@ class FunctionEmitter(Variables):
                 len({type(o) for o in ops}) > 1 or any(
                     isinstance(v.type, VecType) for o in ops for v in (*o.operands, *o.results)):
             return False
-        mine = {id(o) for o in ops}
-        if any(id(inner) not in mine and (isinstance(inner, (Push, Pop)) or isinstance(
+        mine = {o for o in ops}
+        if any(inner not in mine and (isinstance(inner, (Push, Pop)) or isinstance(
                 inner, Call) and any(p.source[0] == "tape" for p in self.sigs[inner.callee].params))
                for inner in op.walk()):
             return False
         s = int(step.value)
         start, stop = (self.expr(v).text for v in op.operands[:2])
         pops = isinstance(ops[0], Pop)
-        iv = self.var_of[id(op.body.args[0])].name
+        iv = self.var_of[op.body.args[0]].name
         low, high = (start, stop) if s > 0 else (stop, start)  # the span: high - low
         high = _term(high)
         if low == "0" or re.fullmatch(r"-\d+", low) and high.endswith(f" - {low[1:]}"):
@@ -936,7 +936,7 @@ class FunctionEmitter(Variables):
         for o, off in zip(ops, offsets, strict=True):
             index = t if t.isidentifier() else f"({t})"
             at = f"{index} * {width}" if width != 1 else index
-            self.block_slots[id(o)] = (block, at + (f" + {off}" if off else ""))
+            self.block_slots[o] = (block, at + (f" + {off}" if off else ""))
         return True
 
     def simd_pragma(self, op: For, blocked: bool = False) -> str | None:
@@ -946,12 +946,12 @@ class FunctionEmitter(Variables):
         loop that write arrays its threads share (atomic increments)."""
         reductions = self.simd_reductions(op, blocked)
         if reductions is None or self.atomic_arrays and any(
-                isinstance(o, Store) and id(o.operands[0]) in self.atomic_arrays
+                isinstance(o, Store) and o.operands[0] in self.atomic_arrays
                 for o in op.body.ops):
             return None
         by_kind: dict[str, list[str]] = {}
         for kind, arg in reductions:
-            by_kind.setdefault(kind, []).append(self.var_of[id(arg)].name)
+            by_kind.setdefault(kind, []).append(self.var_of[arg].name)
         clause = "".join(f" reduction({kind}: {', '.join(names)})"
                          for kind, names in by_kind.items())
         return f"ADGEN_SIMD(omp simd{clause})"
@@ -960,7 +960,7 @@ class FunctionEmitter(Variables):
         self.init_loop(op.results, op.inits, depth)
         cond_region = op.regions[0]
         stmts = [o for o in cond_region.ops[:-1]
-                 if not (o.results and all(id(v) in self.inlined for v in o.results))]
+                 if not (o.results and all(v in self.inlined for v in o.results))]
         cond = cond_region.ops[-1].operands[0]
         if not stmts:
             self.emit(f"while ({self.expr(cond).text}) {{", depth)
@@ -972,10 +972,10 @@ class FunctionEmitter(Variables):
         self.emit("}", depth)
 
     def parent(self, op: Op) -> Op | None:
-        return self.layout.parent_of.get(id(op))
+        return self.layout.parent_of.get(op)
 
     def loop_of(self, op: Op) -> Op:
-        loops = self.layout.loops_of[id(op)]
+        loops = self.layout.loops_of[op]
         return loops[-1]
 
     def op_Yield(self, op: Yield, depth: int) -> None:
@@ -987,7 +987,7 @@ class FunctionEmitter(Variables):
         elif isinstance(parent, While):
             self.moves(parent.regions[1].args, op.operands, depth)
         # local arrays of an if branch or loop body (single-exit and adjoint code) end here
-        region = self.layout.region_of[id(op)]
+        region = self.layout.region_of[op]
         for _, name, r in reversed(self.zeros):
             if r is region:
                 self.emit(f"free({name});", depth)
@@ -1006,9 +1006,9 @@ class FunctionEmitter(Variables):
         pass
 
     def op_Return(self, op: Return, depth: int) -> None:
-        pos = self.layout.pos[id(op)]
+        pos = self.layout.pos[op]
         frees = [name for p, name, r in self.zeros
-                 if p < pos and self._region_in_scope_of(r, self.layout.region_of[id(op)])]
+                 if p < pos and self._region_in_scope_of(r, self.layout.region_of[op])]
         ret_expr: str | None = None
         for p in self.sig.params:
             if p.source[0] == "result":

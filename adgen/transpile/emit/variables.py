@@ -60,12 +60,12 @@ def constant_branch(r: Region) -> bool:
 
 @dataclass
 class _Layout:
-    pos: dict[int, int] = field(default_factory=dict)
-    end: dict[int, int] = field(default_factory=dict)
-    region_of: dict[int, Region] = field(default_factory=dict)
-    parent_of: dict[int, Op] = field(default_factory=dict)
-    loops_of: dict[int, list[Op]] = field(default_factory=dict)  # enclosing loops per op
-    index: dict[int, int] = field(default_factory=dict)  # position of an op in its region
+    pos: dict[Op, int] = field(default_factory=dict)
+    end: dict[Op, int] = field(default_factory=dict)
+    region_of: dict[Op, Region] = field(default_factory=dict)
+    parent_of: dict[Op, Op] = field(default_factory=dict)
+    loops_of: dict[Op, list[Op]] = field(default_factory=dict)  # enclosing loops per op
+    index: dict[Op, int] = field(default_factory=dict)  # position of an op in its region
 
 
 class Variables:
@@ -81,20 +81,20 @@ class Variables:
         self.options = options
         self.lines: list[str] = []
         self.layout = _Layout()
-        self.uses: dict[int, list[Op]] = {}
-        self.inlined: set[int] = set()
-        self.var_of: dict[int, Var] = {}
+        self.uses: dict[Value, list[Op]] = {}
+        self.inlined: set[Value] = set()
+        self.var_of: dict[Value, Var] = {}
         self.vars: list[Var] = []
         self.names: set[str] = set()
-        self.shapes: dict[int, list[str]] = {}
+        self.shapes: dict[Value, list[str]] = {}
         #: (position, C name, region) of local arrays, freed at a return or at the end of
         #: the if branch that allocates them
         self.zeros: list[tuple[int, str, Region]] = []
         self.dir = "k"
         self.nbdirs: str | None = None
         self.last_line = 0
-        self.region_parent: dict[int, Op] = {}
-        self.last_use_cache: dict[int, int] = {}
+        self.region_parent: dict[Region, Op] = {}
+        self.last_use_cache: dict[Value, int] = {}
         self.iv_names: set[str] = set()
         self.active_ivs: list[str] = []
         self.uses_tape = False
@@ -106,21 +106,21 @@ class Variables:
         self.nested_lines: list[int] = []  # the lines that take the callee's size
         self.pending_tape_free: list[tuple[int, int]] = []  # (line, depth) of each return
         #: the prange loops written as OpenMP loops (``plan_parallel``), and their bodies
-        self.omp_loops: set[int] = set()
-        self.omp_bodies: dict[int, For] = {}
+        self.omp_loops: set[For] = set()
+        self.omp_bodies: dict[Region, For] = {}
         #: inside a parallel loop: the arrays its iterations share (``c.shared_arrays``)
-        self.atomic_arrays: set[int] | None = None
+        self.atomic_arrays: set[Value] | None = None
         #: inside a parallel loop whose iterations pop what they push: each thread's tape
         self.thread_tape: str | None = None
         #: inside a parallel loop: arrays each thread adds to a copy of (``c.share``)
-        self.private_names: dict[int, str] = {}
+        self.private_names: dict[Value, str] = {}
         #: CUDA: the kernels of this function's pranges, emitted before it
         self.kernels: list[str] = []
         #: the index variables of the host loops around the op being emitted (a kernel in
         #: one may read them: they are its parameters then)
         self.host_ivs: list[str] = []
         #: pushes and pops through a block of the tape (``c.tape_block``): block, byte offset
-        self.block_slots: dict[int, tuple[str, str]] = {}
+        self.block_slots: dict[Op, tuple[str, str]] = {}
 
     # -- analysis -------------------------------------------------------------------
     def number(self) -> None:
@@ -131,19 +131,19 @@ class Variables:
             nonlocal counter
             for k, op in enumerate(r.ops):
                 counter += 1
-                lay.index[id(op)] = k
-                lay.pos[id(op)] = counter
-                lay.region_of[id(op)] = r
-                lay.loops_of[id(op)] = loops
+                lay.index[op] = k
+                lay.pos[op] = counter
+                lay.region_of[op] = r
+                lay.loops_of[op] = loops
                 if parent is not None:
-                    lay.parent_of[id(op)] = parent
+                    lay.parent_of[op] = parent
                 for v in op.operands:
-                    self.uses.setdefault(id(v), []).append(op)
+                    self.uses.setdefault(v, []).append(op)
                 inner = loops + [op] if isinstance(op, (For, While)) else loops
                 for sub in op.regions:
-                    self.region_parent[id(sub)] = op
+                    self.region_parent[sub] = op
                     region(sub, op, inner)
-                lay.end[id(op)] = counter
+                lay.end[op] = counter
 
         region(self.fn.body, None, [])
 
@@ -165,8 +165,8 @@ class Variables:
                                                  "(not supported on the CUDA target yet; use "
                                                  "the C target)")
                 if isinstance(op, For) and op.parallel and self.parallel_reason(op) is None:
-                    self.omp_loops.add(id(op))
-                    self.omp_bodies[id(op.body)] = op
+                    self.omp_loops.add(op)
+                    self.omp_bodies[op.body] = op
                     continue
                 for sub in op.regions:
                     region(sub)
@@ -199,26 +199,26 @@ class Variables:
         """The carried values of ``op`` that change (the others, which every iteration passes
         on unchanged, such as the adjoint of a sum, are shared by the iterations)."""
         feeders = [t for t in op.walk() if isinstance(t, (Yield, Break, Continue)) and (
-            self.region_parent.get(id(self.layout.region_of[id(t)])) is op
-            if isinstance(t, Yield) else self.layout.loops_of[id(t)][-1] is op)]
+            self.region_parent.get(self.layout.region_of[t]) is op
+            if isinstance(t, Yield) else self.layout.loops_of[t][-1] is op)]
         return [a for j, a in enumerate(op.body.args[1:])
                 if not all(t.operands[j] is a for t in feeders)]
 
     def is_sum(self, arg: Value) -> bool:
         """Whether the carried value ``arg`` of a loop only collects a sum: its partial sums
         are only added to (``s + e``, ``s - e``) and passed on, never read otherwise."""
-        partial, work = {id(arg)}, [arg]
+        partial, work = {arg}, [arg]
         while work:
             v = work.pop()
-            for user in self.uses.get(id(v), []):
+            for user in self.uses.get(v, []):
                 new: list[Value] = []
                 if isinstance(user, Prim) and (user.prim == "add" or user.prim == "sub" and
                                                user.operands[1] is not v):
-                    if sum(id(o) in partial for o in user.operands) > 1:
+                    if sum(o in partial for o in user.operands) > 1:
                         return False
                     new = user.results
                 elif isinstance(user, Yield):
-                    parent = self.region_parent.get(id(self.layout.region_of[id(user)]))
+                    parent = self.region_parent.get(self.layout.region_of[user])
                     if isinstance(parent, If):
                         new = [parent.results[j] for j, o in enumerate(user.operands) if o is v]
                 elif isinstance(user, (For, While)):
@@ -231,8 +231,8 @@ class Variables:
                 elif not isinstance(user, (Break, Continue)):
                     return False
                 for n in new:
-                    if id(n) not in partial:
-                        partial.add(id(n))
+                    if n not in partial:
+                        partial.add(n)
                         work.append(n)
         return True
 
@@ -251,20 +251,20 @@ class Variables:
                                                  and step.value in (1, -1)):
             return None
         body = op.body
-        inside = {id(o) for o in body.ops}
-        written: dict[int, tuple[int, ...]] = {}
+        inside = {o for o in body.ops}
+        written: dict[Value, tuple[Value, ...]] = {}
         kinds = (Prim, Cast, Const, Dim, Load, Store, Yield) + ((Push, Pop) if blocked else ())
         for o in body.ops:
             if not isinstance(o, kinds) or any(
                     isinstance(v.type, VecType) for v in (*o.operands, *o.results)):
                 return None
             if isinstance(o, Store):
-                at = tuple(id(i) for i in o.operands[1:-1])
-                if written.setdefault(id(o.operands[0]), at) != at or not any(
+                at = tuple(i for i in o.operands[1:-1])
+                if written.setdefault(o.operands[0], at) != at or not any(
                         _shifts(i, body.args[0], inside) for i in o.operands[1:-1]):
                     return None
-        if any(isinstance(o, Load) and id(o.operands[0]) in written and
-               tuple(id(i) for i in o.operands[1:]) != written[id(o.operands[0])]
+        if any(isinstance(o, Load) and o.operands[0] in written and
+               tuple(i for i in o.operands[1:]) != written[o.operands[0]]
                for o in body.ops):
             return None
         out: list[tuple[str, Value]] = []
@@ -279,26 +279,26 @@ class Variables:
     def adds_to(self, op: For, arg: Value) -> bool:
         """Whether the straight-line body of ``op`` passes on ``arg`` plus or minus terms (not
         a value computed without it, which ``is_sum`` also accepts: ``v = e`` in a loop)."""
-        partial = {id(arg)}
+        partial = {arg}
         for o in op.body.ops:
             if isinstance(o, Prim) and o.prim in ("add", "sub") and \
-                    any(id(v) in partial for v in o.operands):
-                partial.add(id(o.results[0]))
+                    any(v in partial for v in o.operands):
+                partial.add(o.results[0])
         j = op.body.args.index(arg) - 1
         y = op.body.terminator
-        return y is not None and id(y.operands[j]) in partial
+        return y is not None and y.operands[j] in partial
 
     def running_extreme(self, op: For, arg: Value) -> str | None:
         """``"max"`` or ``"min"`` when the carried value ``arg`` of ``op`` is a running
         maximum or minimum: its one use is ``max(arg, e)`` (or min), yielded as is."""
-        users = self.uses.get(id(arg), [])
+        users = self.uses.get(arg, [])
         if len(users) != 1 or not isinstance(users[0], Prim) or \
                 users[0].prim not in ("max", "min") or users[0].operands.count(arg) != 1:
             return None
         new = users[0].results[0]
         y = op.body.terminator
         j = op.body.args.index(arg) - 1
-        if self.uses.get(id(new), []) != [y] or y.operands.count(new) != 1 or \
+        if self.uses.get(new, []) != [y] or y.operands.count(new) != 1 or \
                 y.operands[j] is not new:
             return None
         return users[0].prim
@@ -311,31 +311,31 @@ class Variables:
         while cur is not None:
             if cur is var.decl_region:
                 return False
-            loop = self.omp_bodies.get(id(cur))
+            loop = self.omp_bodies.get(cur)
             if loop is not None:
-                return not any(self.var_of.get(id(a)) is var for a in self.sums(loop))
+                return not any(self.var_of.get(a) is var for a in self.sums(loop))
             parent = self._region_parent(cur)
-            cur = self.layout.region_of.get(id(parent)) if parent is not None else None
+            cur = self.layout.region_of.get(parent) if parent is not None else None
         return False
 
     def def_pos(self, v: Value) -> int:
         owner = v.owner
         if isinstance(owner, Op):
-            return self.layout.pos[id(owner)]
+            return self.layout.pos[owner]
         parent = self._region_parent(owner)
-        return self.layout.pos[id(parent)] if parent is not None else 0
+        return self.layout.pos[parent] if parent is not None else 0
 
     def _region_parent(self, region: object) -> Op | None:
-        return self.region_parent.get(id(region))
+        return self.region_parent.get(region)
 
     def def_loops(self, v: Value) -> list[Op]:
         owner = v.owner
         if isinstance(owner, Op):
-            return self.layout.loops_of[id(owner)]
+            return self.layout.loops_of[owner]
         parent = self._region_parent(owner)
         if parent is None:
             return []
-        return self.layout.loops_of[id(parent)] + ([parent] if isinstance(parent, (For, While)) else [])
+        return self.layout.loops_of[parent] + ([parent] if isinstance(parent, (For, While)) else [])
 
     def decide_inlining(self) -> None:
         def region(r: Region) -> None:
@@ -344,7 +344,7 @@ class Variables:
                     region(sub)
                 if isinstance(op, (Const, Dim)) or self.can_inline(op, r) or \
                         isinstance(op, If) and self.is_logical(op, r):
-                    self.inlined.add(id(op.results[0]))
+                    self.inlined.add(op.results[0])
 
         region(self.fn.body)
 
@@ -354,13 +354,13 @@ class Variables:
         by the statement right after it; it is then written ``a && b`` (``a || b``) there."""
         if len(op.results) != 1 or op.results[0].type != BOOL:
             return False
-        users = self.uses.get(id(op.results[0]), [])
+        users = self.uses.get(op.results[0], [])
         if len(users) != 1 or isinstance(users[0], (While, Zeros, For)) or \
-                self.layout.region_of.get(id(users[0])) is not r:
+                self.layout.region_of.get(users[0]) is not r:
             return False
         ops = r.ops
-        after = ops[self.layout.index[id(op)] + 1:self.layout.index[id(users[0])]]
-        if any(not (o.results and all(id(v) in self.inlined for v in o.results)) for o in after):
+        after = ops[self.layout.index[op] + 1:self.layout.index[users[0]]]
+        if any(not (o.results and all(v in self.inlined for v in o.results)) for o in after):
             return False
         consts = [constant_branch(b) for b in op.regions]
         if consts.count(True) != 1:
@@ -368,7 +368,7 @@ class Variables:
         expr = op.regions[consts.index(False)]
         # (the value it yields is then an expression: defined outside or by an inlined op)
         return len(expr.ops[-1].operands) == 1 and all(
-            isinstance(o, (Prim, Cast, Load, Const, Dim)) and id(o.results[0]) in self.inlined
+            isinstance(o, (Prim, Cast, Load, Const, Dim)) and o.results[0] in self.inlined
             for o in expr.ops[:-1])
 
     def can_inline(self, op: Op, r: Region) -> bool:
@@ -381,11 +381,11 @@ class Variables:
         if not isinstance(op, (Prim, Cast, Load)):
             return False
         v = op.results[0]
-        users = self.uses.get(id(v), [])
+        users = self.uses.get(v, [])
         if len(users) != 1 or users[0].operands.count(v) != 1:
             return False
         user = users[0]
-        if self.layout.region_of.get(id(user)) is not r:
+        if self.layout.region_of.get(user) is not r:
             return False
         if isinstance(user, (While, Zeros)):
             return False
@@ -400,7 +400,7 @@ class Variables:
         arrays = self.loaded_arrays(op, r)
         if arrays:
             ops = r.ops
-            first, last = self.layout.index[id(op)], self.layout.index[id(user)]
+            first, last = self.layout.index[op], self.layout.index[user]
             for mid in ops[first + 1:last]:
                 if any(_may_write(mid, a) for a in arrays):
                     return False
@@ -414,31 +414,31 @@ class Variables:
         if isinstance(op, (Prim, Cast)):
             for v in op.operands:
                 d = v.owner
-                if isinstance(d, (Prim, Cast, Load)) and self.layout.region_of.get(id(d)) is r \
-                        and len(self.uses.get(id(v), [])) == 1:
+                if isinstance(d, (Prim, Cast, Load)) and self.layout.region_of.get(d) is r \
+                        and len(self.uses.get(v, [])) == 1:
                     out += self.loaded_arrays(d, r)
         return out
 
     def last_use(self, v: Value) -> int:
         """Position after which ``v`` is dead (uses in later iterations of a loop count)."""
-        cached = self.last_use_cache.get(id(v))
+        cached = self.last_use_cache.get(v)
         if cached is None:
-            cached = self.last_use_cache[id(v)] = self._last_use(v)
+            cached = self.last_use_cache[v] = self._last_use(v)
         return cached
 
     def _last_use(self, v: Value) -> int:
         end = self.def_pos(v)
         def_loops = self.def_loops(v)
-        for user in self.uses.get(id(v), []):
+        for user in self.uses.get(v, []):
             if isinstance(user, Zeros):
                 return 1 << 30  # extents of a local array are read by every index
             p = self.statement_pos(user)
             stmt = self.statement_of(user)
             if isinstance(stmt, For) and self.in_bounds(user, v, stmt):
-                p = self.layout.end[id(stmt)]  # bounds are re-read at every iteration
-            for loop in self.layout.loops_of[id(stmt)]:
+                p = self.layout.end[stmt]  # bounds are re-read at every iteration
+            for loop in self.layout.loops_of[stmt]:
                 if not any(loop is d for d in def_loops):
-                    p = max(p, self.layout.end[id(loop)])
+                    p = max(p, self.layout.end[loop])
                     break
             end = max(end, p)
         return end
@@ -447,15 +447,15 @@ class Variables:
         """The op whose statement contains ``op`` (itself unless ``op`` is inlined; the ops of
         an ``if`` written ``a && b`` are in the statement of its user)."""
         while True:
-            if op.results and id(op.results[0]) in self.inlined:
-                users = self.uses.get(id(op.results[0]), [])
+            if op.results and op.results[0] in self.inlined:
+                users = self.uses.get(op.results[0], [])
                 if not users:
                     break
                 op = users[0]
             else:
-                parent = self.layout.parent_of.get(id(op))
+                parent = self.layout.parent_of.get(op)
                 if not (isinstance(op, Yield) and isinstance(parent, If) and
-                        parent.results and id(parent.results[0]) in self.inlined):
+                        parent.results and parent.results[0] in self.inlined):
                     break
                 op = parent
         return op
@@ -465,11 +465,11 @@ class Variables:
         op, val = user, v
         while op is not loop:
             val = op.results[0]
-            op = self.uses[id(val)][0]
+            op = self.uses[val][0]
         return any(o is val for o in loop.operands[:3])
 
     def statement_pos(self, op: Op) -> int:
-        return self.layout.pos[id(self.statement_of(op))]
+        return self.layout.pos[self.statement_of(op)]
 
     # -- naming ------------------------------------------------------------------------
     def fresh_name(self, hint: str) -> str:
@@ -507,7 +507,7 @@ class Variables:
         return "tmp"
 
     def bind(self, v: Value, var: Var) -> None:
-        self.var_of[id(v)] = var
+        self.var_of[v] = var
         var.values.append(v)
 
     def ctype(self, t: Type) -> str:
@@ -540,7 +540,7 @@ class Variables:
             self.vars.append(var)
             if isinstance(v.type, ArrayType):
                 primal = index[root_param(self.fn, self.fn.param_names[i])]
-                self.shapes[id(v)] = shape_names[primal]
+                self.shapes[v] = shape_names[primal]
             if self.fn.param_names[i] == self.fn.nbdirs:
                 self.nbdirs = name
         hints = {v.name for op in self.fn.walk() for v in op.results if v.name}
@@ -557,10 +557,10 @@ class Variables:
             if isinstance(op, (For, While)):
                 self.allocate_loop(op, r)
             elif isinstance(op, If):
-                pos = self.layout.pos[id(op)]
+                pos = self.layout.pos[op]
                 for res in op.results:
                     prefer = self.if_preference(op, res) or \
-                        self.yield_target(res, r, pos, False, start=self.layout.end[id(op)])
+                        self.yield_target(res, r, pos, False, start=self.layout.end[op])
                     self.assign_var(res, r, pos, prefer=prefer)
             elif isinstance(op, Zeros):
                 v = op.results[0]
@@ -568,13 +568,13 @@ class Variables:
                 var = Var(name, self.ctype(v.type), False, name, r, end=1 << 30)
                 self.bind(v, var)
                 self.vars.append(var)
-                self.zeros.append((self.layout.pos[id(op)], name, r))
-                self.shapes[id(v)] = [self.expr(e).text for e in op.operands]
+                self.zeros.append((self.layout.pos[op], name, r))
+                self.shapes[v] = [self.expr(e).text for e in op.operands]
             else:
                 strict = isinstance(op, Call)
                 for res in op.results:
-                    if id(res) not in self.inlined:
-                        pos = self.layout.pos[id(op)]
+                    if res not in self.inlined:
+                        pos = self.layout.pos[op]
                         self.assign_var(res, r, pos, strict=strict,
                                         prefer=self.yield_target(res, r, pos, strict))
             for sub in op.regions:
@@ -591,15 +591,15 @@ class Variables:
 
     def if_preference(self, op: If, res: Value) -> Var | None:
         j = op.results.index(res)
-        pos = self.layout.pos[id(op)]
+        pos = self.layout.pos[op]
         for region in op.regions:
             t = region.terminator
             if isinstance(t, Yield):
                 src = t.operands[j]
-                var = self.var_of.get(id(src))
+                var = self.var_of.get(src)
                 if var is not None and self.def_pos(src) < pos and not var.vector and \
-                        self.last_use(src) <= self.layout.end[id(op)] and \
-                        var.hint == (res.name or "tmp") and var.end <= self.layout.end[id(op)] \
+                        self.last_use(src) <= self.layout.end[op] and \
+                        var.hint == (res.name or "tmp") and var.end <= self.layout.end[op] \
                         and self._in_scope(var, op):
                     return var
         return None
@@ -612,7 +612,7 @@ class Variables:
         temporary copied at the end of the iteration.
         """
         t = r.terminator
-        parent = self.region_parent.get(id(r))
+        parent = self.region_parent.get(r)
         if not isinstance(t, Yield) or parent is None:
             return None
         slots = [j for j, o in enumerate(t.operands) if o is v]
@@ -630,17 +630,17 @@ class Variables:
 
         if isinstance(parent, If):
             target = parent.results[j]
-            var = self.var_of.get(id(target))
+            var = self.var_of.get(target)
             if var is None or not all(dead(u) for u in var.values if u is not target):
                 return None
         elif isinstance(parent, (For, While)) and r is parent.regions[-1]:
             arg = parent.body.args[j + 1] if isinstance(parent, For) else r.args[j]
-            var = self.var_of.get(id(arg))
+            var = self.var_of.get(arg)
             if var is None or not dead(arg):
                 return None
             for op in parent.walk():
                 if isinstance(op, (Yield, Break, Continue)) and op is not t and \
-                        self.layout.pos[id(op)] > pos and self._targets(op, parent) and \
+                        self.layout.pos[op] > pos and self._targets(op, parent) and \
                         op.operands[j] is not v:
                     return None
         else:
@@ -651,17 +651,17 @@ class Variables:
 
     def _targets(self, term: Op, loop: Op) -> bool:
         if isinstance(term, Yield):
-            return self.region_parent.get(id(self.layout.region_of[id(term)])) is loop
-        loops = self.layout.loops_of[id(term)]
+            return self.region_parent.get(self.layout.region_of[term]) is loop
+        loops = self.layout.loops_of[term]
         return bool(loops) and loops[-1] is loop
 
     def _in_scope(self, var: Var, op: Op) -> bool:
-        r = self.layout.region_of[id(op)]
+        r = self.layout.region_of[op]
         return self._region_in_scope(var, r) and not self.crosses_parallel(var, r)
 
     def allocate_loop(self, op: For | While, r: Region) -> None:
-        pos = self.layout.pos[id(op)]
-        end = self.layout.end[id(op)]
+        pos = self.layout.pos[op]
+        end = self.layout.end[op]
         if isinstance(op, For):
             members = [[op.results[j], op.body.args[j + 1]] for j in range(len(op.results))]
         else:
@@ -672,8 +672,8 @@ class Variables:
             res = op.results[j]
             last = max(end, self.last_use(res))
             var: Var | None = None
-            init_var = self.var_of.get(id(init))
-            if init_var is not None and id(init) not in self.inlined and init_var.end <= pos and \
+            init_var = self.var_of.get(init)
+            if init_var is not None and init not in self.inlined and init_var.end <= pos and \
                     self.last_use(init) <= pos and init_var.ctype == self.ctype(res.type) and \
                     init_var.vector == isinstance(res.type, VecType) and \
                     (init_var.hint == (res.name or "tmp")) and self._in_scope(init_var, op):
@@ -713,7 +713,7 @@ class Variables:
             if cur is decl:
                 return True
             parent = self._region_parent(cur)
-            cur = self.layout.region_of.get(id(parent)) if parent is not None else None
+            cur = self.layout.region_of.get(parent) if parent is not None else None
         return False
 
     def assign_var(self, v: Value, r: Region, pos: int, prefer: Var | None = None,
@@ -732,26 +732,26 @@ class Variables:
         raise NotImplementedError
 
 
-def _shifts(v: Value, index: Value, inside: set[int]) -> bool:
+def _shifts(v: Value, index: Value, inside: set[Op]) -> bool:
     """Whether ``v`` is the loop index ``index`` shifted by values fixed during the loop
-    (``i``, ``i + 1``, ``n - 1 - i``; ``inside``: the ids of the loop body's operations):
+    (``i``, ``i + 1``, ``n - 1 - i``; ``inside``: the loop body's operations):
     one to one, so distinct iterations see distinct elements."""
     if v is index:
         return True
     o = v.owner
-    if not isinstance(o, Prim) or o.prim not in ("add", "sub") or id(o) not in inside:
+    if not isinstance(o, Prim) or o.prim not in ("add", "sub") or o not in inside:
         return False
     a, b = o.operands
     return _shifts(a, index, inside) and _fixed(b, index, inside) or \
         _fixed(a, index, inside) and _shifts(b, index, inside)
 
 
-def _fixed(v: Value, index: Value, inside: set[int]) -> bool:
+def _fixed(v: Value, index: Value, inside: set[Op]) -> bool:
     """Whether ``v`` keeps its value through the iterations of the loop: defined before the
     loop, a constant or an array's length, or arithmetic of such values."""
     o = v.owner
     if isinstance(o, Op):
-        return isinstance(o, (Const, Dim)) or id(o) not in inside or isinstance(o, Prim) and \
+        return isinstance(o, (Const, Dim)) or o not in inside or isinstance(o, Prim) and \
             all(_fixed(a, index, inside) for a in o.operands)
     return o is not index.owner
 

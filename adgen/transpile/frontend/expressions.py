@@ -74,7 +74,7 @@ class ExpressionLowering:
         self.directed_calls: list[Call] = []
         #: names that exist only on some paths: name -> why (for the error message)
         self.undefined_why: dict[str, tuple[Loc, str]] = {}
-        self.weak: set[int] = set()  # ids of values that are untyped literals
+        self.weak: set[Value] = set()  # values that are untyped literals
         self.loops: list[LoopContext] = []
         self.builder = Builder(Region(), Loc("", 0, 0))
         self.top_region = self.builder.region
@@ -100,11 +100,11 @@ class ExpressionLowering:
                                    "e.g. 1e30)")
         t = I64 if isinstance(value, int) else self.float_type
         v = self.at(node).const(value, t)
-        self.weak.add(id(v))
+        self.weak.add(v)
         return v
 
     def is_weak(self, v: Value) -> bool:
-        return id(v) in self.weak
+        return v in self.weak
 
     def const_value(self, v: Value) -> float | int | bool | None:
         op = v.owner
@@ -298,7 +298,7 @@ class ExpressionLowering:
         c = self.const_value(v)
         if c is not None and self.is_weak(v):
             nv = b.const(c, t)
-            self.weak.add(id(nv))
+            self.weak.add(nv)
             return nv
         return b.cast(v, t)
 

@@ -155,11 +155,11 @@ class Fence(cst.CSTVisitor):
     def __init__(self, path: str) -> None:
         super().__init__()
         self.path = path
-        self.allowed_strings: set[int] = set()
-        self.loop_comment_ids: set[int] = set()
+        self.allowed_strings: set[cst.BaseExpression] = set()
+        self.loop_comment_ids: set[cst.Comment] = set()
         self.depth = 0
         #: bodies of functions with @external
-        self.external_bodies: set[int] = set()
+        self.external_bodies: set[cst.BaseSuite] = set()
 
     def loc(self, node: cst.CSTNode) -> Loc:
         pos = self.get_metadata(PositionProvider, node).start
@@ -169,7 +169,7 @@ class Fence(cst.CSTVisitor):
         if isinstance(node, cst.Decorator) and (custom_derivative(node) is not None or
                                                 is_external_decorator(node)):
             return False  # read by ScopeReader.function
-        if id(node) in self.external_bodies:
+        if node in self.external_bodies:
             return False  # the CPython meaning of an external C function: never compiled
         message = UNSUPPORTED.get(type(node))
         if message is not None:
@@ -181,7 +181,7 @@ class Fence(cst.CSTVisitor):
         if stmts and isinstance(stmts[0], cst.SimpleStatementLine):
             first = stmts[0].body[0]
             if isinstance(first, cst.Expr) and isinstance(first.value, cst.SimpleString):
-                self.allowed_strings.add(id(first.value))
+                self.allowed_strings.add(first.value)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._allow_docstring(node)
@@ -196,17 +196,17 @@ class Fence(cst.CSTVisitor):
         self.depth += 1
         self._allow_docstring(node.body)
         if external_decorator(node) is not None:
-            self.external_bodies.add(id(node.body))
+            self.external_bodies.add(node.body)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.depth -= 1
 
     def visit_Assert(self, node: cst.Assert) -> None:
         if node.msg is not None:
-            self.allowed_strings.add(id(node.msg))
+            self.allowed_strings.add(node.msg)
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        if id(node) not in self.allowed_strings:
+        if node not in self.allowed_strings:
             raise AdgenError(self.loc(node), "strings are not supported (only scalars and arrays)")
 
     def visit_If(self, node: cst.If) -> bool:
@@ -233,7 +233,7 @@ class Fence(cst.CSTVisitor):
                 raise AdgenError(self.loc(c), f"'# adgen: {d}' keeps no snapshot (write "
                                               "binomial(k) with k >= 1)")
             if is_loop_directive(d):
-                self.loop_comment_ids.add(id(c))
+                self.loop_comment_ids.add(c)
 
     def visit_For(self, node: cst.For) -> None:
         self.loop_comments(node)
@@ -246,7 +246,7 @@ class Fence(cst.CSTVisitor):
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         for c in statement_directive_comments(node):
             if directive_of(c) in CALL_DIRECTIVES:
-                self.loop_comment_ids.add(id(c))
+                self.loop_comment_ids.add(c)
 
     def visit_While(self, node: cst.While) -> None:
         self.loop_comments(node)
@@ -255,7 +255,7 @@ class Fence(cst.CSTVisitor):
 
     def visit_Comment(self, node: cst.Comment) -> None:
         d = directive_of(node)
-        if d is None or id(node) in self.loop_comment_ids:
+        if d is None or node in self.loop_comment_ids:
             return
         if d is not None and BINOMIAL.fullmatch(d):
             raise AdgenError(self.loc(node), f"'# adgen: {d}' applies to a for loop (write it at "

@@ -481,7 +481,7 @@ class FunctionLowering(ExpressionLowering):
         notes = [Note(prev.loc, f"'{name}' bound here")] if prev is not None else []
         fix = (f"iterations of a prange are independent: add to a sum with {name} += ..., or "
                "give the iteration's value a new name")
-        sums: set[int] = set()
+        sums: set[cst.Name] = set()
 
         class V(cst.CSTVisitor):
             def __init__(self) -> None:
@@ -494,7 +494,7 @@ class FunctionLowering(ExpressionLowering):
             def visit_AugAssign(self, n: cst.AugAssign) -> None:
                 if isinstance(n.target, cst.Name) and n.target.value == name:
                     if isinstance(n.operator, (cst.AddAssign, cst.SubtractAssign)):
-                        sums.add(id(n.target))
+                        sums.add(n.target)
                     else:
                         self.flag(n, f"'{name}' is updated in this prange loop by an operation "
                                      "other than += or -=")
@@ -516,7 +516,7 @@ class FunctionLowering(ExpressionLowering):
                 return False
 
             def visit_Name(self, n: cst.Name) -> None:
-                if n.value == name and id(n) not in sums:
+                if n.value == name and n not in sums:
                     self.flag(n, f"'{name}' is read in the prange loop that sums it")
 
         v = V()
@@ -530,7 +530,7 @@ class FunctionLowering(ExpressionLowering):
         otherwise every iteration writes the same element."""
         varies = index_dependent(op)
         for o in op.walk():
-            if isinstance(o, Store) and not any(id(i) in varies for i in o.operands[1:-1]):
+            if isinstance(o, Store) and not any(i in varies for i in o.operands[1:-1]):
                 raise AdgenError(o.loc, f"every iteration of this prange writes the same "
                                         f"element of '{o.operands[0].name}' (index it by the "
                                         "loop variable, or use range)")

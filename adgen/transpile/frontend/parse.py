@@ -8,7 +8,7 @@ import warnings
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ..ir.core import Call, Function, Loc, Module, Nested
+from ..ir.core import Call, Function, Loc, Module, Nested, Value
 from ..ir.types import ArrayType
 from .diagnostics import AdgenError, Diagnostics, Note
 from .external import link_externals
@@ -54,11 +54,11 @@ def check_call_overlap(module: Module, user: list[str]) -> None:
             if not isinstance(op, Call) or op.callee not in written:
                 continue
             callee = module.function(op.callee)
-            first: dict[int, int] = {}
+            first: dict[Value, int] = {}
             for k, a in enumerate(op.operands):
                 if not isinstance(a.type, ArrayType):
                     continue
-                j = first.setdefault(id(a), k)
+                j = first.setdefault(a, k)
                 if j != k and (j in written[callee.name] or k in written[callee.name]):
                     w = callee.param_names[k if k in written[callee.name] else j]
                     raise AdgenError(

@@ -15,12 +15,12 @@ from .core import (
 
 class Printer:
     def __init__(self) -> None:
-        self.names: dict[int, str] = {}
+        self.names: dict[Value, str] = {}
         self.used: set[str] = set()
         self.lines: list[str] = []
 
     def name(self, v: Value) -> str:
-        key = id(v)
+        key = v
         if key not in self.names:
             base = v.name or str(len(self.names))
             cand = base

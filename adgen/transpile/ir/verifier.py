@@ -55,17 +55,17 @@ class Verifier:
     def run(self) -> None:
         self.region(self.fn.body, set(), parents=[])
 
-    def region(self, region: Region, visible: set[int], parents: list[Op]) -> None:
+    def region(self, region: Region, visible: set[Value], parents: list[Op]) -> None:
         scope = set(visible)
         for a in region.args:
             if a.owner is not region:
                 self.fail(None, f"block argument {a} does not belong to its region")
-            scope.add(id(a))
+            scope.add(a)
         for i, op in enumerate(region.ops):
             if op.is_terminator and i != len(region.ops) - 1:
                 self.fail(op, "terminator in the middle of a region")
             for v in op.operands:
-                if id(v) not in scope:
+                if v not in scope:
                     self.fail(op, f"operand {v} is not defined before its use")
             for r in op.results:
                 if r.owner is not op:
@@ -74,7 +74,7 @@ class Verifier:
             for sub in op.regions:
                 self.region(sub, scope, parents + [op])
             for r in op.results:
-                scope.add(id(r))
+                scope.add(r)
         if falls_through(region):
             self.fail(parents[-1] if parents else None, "region does not end in a terminator")
 

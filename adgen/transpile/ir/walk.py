@@ -13,11 +13,11 @@ from .core import Break, Call, Continue, For, Function, Module, Op, Region, Valu
 class Structure:
     """Who contains whom in a function."""
 
-    parent_of_region: dict[int, Op] = field(default_factory=dict)
-    region_of_op: dict[int, Region] = field(default_factory=dict)
+    parent_of_region: dict[Region, Op] = field(default_factory=dict)
+    region_of_op: dict[Op, Region] = field(default_factory=dict)
     #: break/continue -> the loop it leaves or continues
-    loop_of: dict[int, Op] = field(default_factory=dict)
-    uses: dict[int, list[Op]] = field(default_factory=dict)
+    loop_of: dict[Op, Op] = field(default_factory=dict)
+    uses: dict[Value, list[Op]] = field(default_factory=dict)
 
 
 def structure(fn: Function) -> Structure:
@@ -25,13 +25,13 @@ def structure(fn: Function) -> Structure:
 
     def region(r: Region, parent: Op | None, loops: list[Op]) -> None:
         if parent is not None:
-            s.parent_of_region[id(r)] = parent
+            s.parent_of_region[r] = parent
         for op in r.ops:
-            s.region_of_op[id(op)] = r
+            s.region_of_op[op] = r
             for v in op.operands:
-                s.uses.setdefault(id(v), []).append(op)
+                s.uses.setdefault(v, []).append(op)
             if isinstance(op, (Break, Continue)) and loops:
-                s.loop_of[id(op)] = loops[-1]
+                s.loop_of[op] = loops[-1]
             inner = loops + [op] if isinstance(op, (For, While)) else loops
             for sub in op.regions:
                 region(sub, op, inner)
@@ -64,81 +64,81 @@ def reachable(module: Module, roots: Iterable[str],
 
 
 def parent_op(s: Structure, op: Op) -> Op | None:
-    r = s.region_of_op.get(id(op))
-    return s.parent_of_region.get(id(r)) if r is not None else None
+    r = s.region_of_op.get(op)
+    return s.parent_of_region.get(r) if r is not None else None
 
 
-def substitute(fn: Function, subst: dict[int, Value]) -> None:
+def substitute(fn: Function, subst: dict[Value, Value]) -> None:
     """Replace every use of a key value by its mapped value (chains followed)."""
     if not subst:
         return
 
     def resolve(v: Value) -> Value:
-        while id(v) in subst:
-            v = subst[id(v)]
+        while v in subst:
+            v = subst[v]
         return v
 
     for op in fn.walk():
         op.operands = [resolve(v) for v in op.operands]
 
 
-def clone(op: Op, vmap: dict[int, Value]) -> Op:
+def clone(op: Op, vmap: dict[Value, Value]) -> Op:
     """A copy of ``op`` (and its regions) reading ``vmap``'s values for the ones it maps;
     the copy's results and block arguments are added to ``vmap``."""
     c = copy.copy(op)
-    c.operands = [vmap.get(id(v), v) for v in op.operands]
+    c.operands = [vmap.get(v, v) for v in op.operands]
     c.results = [Value(r.type, r.name) for r in op.results]
     for r, nr in zip(op.results, c.results, strict=True):
         nr.owner = c
-        vmap[id(r)] = nr
+        vmap[r] = nr
     c.regions = []
     for sub in op.regions:
         nr = Region([Value(a.type, a.name) for a in sub.args])
         for a, na in zip(sub.args, nr.args, strict=True):
-            vmap[id(a)] = na
+            vmap[a] = na
         nr.ops = [clone(o, vmap) for o in sub.ops]
         c.regions.append(nr)
     return c
 
 
-def defined_inside(op: Op) -> set[int]:
-    """The ids of the values defined inside ``op``: the results of the ops nested in it and
+def defined_inside(op: Op) -> set[Value]:
+    """The values defined inside ``op``: the results of the ops nested in it and
     the arguments of its regions and theirs (not ``op``'s own results)."""
-    return {id(r) for o in op.walk() if o is not op for r in o.results} | \
-        {id(a) for o in op.walk() for r in o.regions for a in r.args}
+    return {r for o in op.walk() if o is not op for r in o.results} | \
+        {a for o in op.walk() for r in o.regions for a in r.args}
 
 
-def index_dependent(loop: For) -> set[int]:
+def index_dependent(loop: For) -> set[Value]:
     """The values of ``loop``'s body that may differ from one iteration to the next: those
     computed from its index; the index of an inner ``for`` whose start or step is (its stop
     changes how many indices, not which); a value an inner loop carries when its initial
     value or what the loop passes on is; an if's result when its condition or what a branch
     yields is; an inner loop's results when anything in it is."""
     from .core import If, Yield
-    varies: set[int] = {id(loop.body.args[0])}
-    feeders: dict[int, list[Op]] = {}  # inner loop -> its yields, breaks and continues
+    varies: set[Value] = {loop.body.args[0]}
+    feeders: dict[Op, list[Op]] = {}  # inner loop -> its yields, breaks and continues
 
     def collect(region: Region, loops: list[Op]) -> None:
         for o in region.ops:
             if isinstance(o, (Break, Continue)) and loops:
-                feeders.setdefault(id(loops[-1]), []).append(o)
+                feeders.setdefault(loops[-1], []).append(o)
             if isinstance(o, Yield) and loops and region is loops[-1].regions[-1]:
-                feeders.setdefault(id(loops[-1]), []).append(o)
+                feeders.setdefault(loops[-1], []).append(o)
             for sub in o.regions:
                 collect(sub, loops + [o] if isinstance(o, (For, While)) else loops)
 
     collect(loop.body, [])
 
     def any_varies(values: list[Value]) -> bool:
-        return any(id(v) in varies for v in values)
+        return any(v in varies for v in values)
 
     def touched(op: Op) -> bool:
         return any(any_varies(o.operands) for o in op.walk()) or any(
             any_varies(r.args) for o in op.walk() for r in o.regions)
 
     def mark(values: list[Value]) -> bool:
-        new = [v for v in values if id(v) not in varies]
-        varies.update(id(v) for v in new)
+        new = [v for v in values if v not in varies]
+        varies.update(v for v in new)
         return bool(new)
 
     def visit(region: Region) -> bool:
@@ -149,8 +149,8 @@ def index_dependent(loop: For) -> set[int]:
                 if isinstance(o, For) and any_varies([o.operands[0], o.operands[2]]):
                     grew |= mark([o.body.args[0]])
                 for j, init in enumerate(inits):
-                    passed = [f.operands[j] for f in feeders.get(id(o), [])]
-                    if id(init) in varies or any_varies(passed):
+                    passed = [f.operands[j] for f in feeders.get(o, [])]
+                    if init in varies or any_varies(passed):
                         grew |= mark([r.args[j + 1] if isinstance(o, For) else r.args[j]
                                       for r in o.regions])
             for sub in o.regions:
@@ -158,8 +158,8 @@ def index_dependent(loop: For) -> set[int]:
             if isinstance(o, If):
                 ys = [r.terminator for r in o.regions]
                 for j, res in enumerate(o.results):
-                    if id(o.operands[0]) in varies or any(
-                            isinstance(y, Yield) and id(y.operands[j]) in varies for y in ys):
+                    if o.operands[0] in varies or any(
+                            isinstance(y, Yield) and y.operands[j] in varies for y in ys):
                         grew |= mark([res])
             elif o.regions:
                 if touched(o):

@@ -43,7 +43,7 @@ from ..ir.walk import defined_inside, substitute
 
 
 def _key(op: Op, epoch: tuple[int, int], region: Region) -> Hashable | None:
-    ids = tuple(id(v) for v in op.operands)
+    ids = tuple(v for v in op.operands)
     if isinstance(op, Const):
         return ("const", str(op.result.type), repr(op.value))
     if isinstance(op, Prim):
@@ -53,11 +53,11 @@ def _key(op: Op, epoch: tuple[int, int], region: Region) -> Hashable | None:
     if isinstance(op, Dim):
         return ("dim", op.axis, ids)
     if isinstance(op, Load):
-        return ("load", id(region), epoch, ids)
+        return ("load", region, epoch, ids)
     return None
 
 
-def _writes(op: Op) -> tuple[bool, set[int]]:
+def _writes(op: Op) -> tuple[bool, set[Value]]:
     """Whether ``op`` (or an op nested in it) calls a function, which may write any array it
     gets, and the arrays it stores into."""
     calls, stored = False, set()
@@ -65,7 +65,7 @@ def _writes(op: Op) -> tuple[bool, set[int]]:
         if isinstance(o, Call):
             calls = True
         elif isinstance(o, Store):
-            stored.add(id(o.operands[0]))
+            stored.add(o.operands[0])
     return calls, stored
 
 
@@ -85,20 +85,20 @@ def _loop_key(loop: Op, resolve: Callable[[Value], Value],
     effects = tuple(e for e in EFFECTS if e is not Push) if pushes else EFFECTS
     if any(isinstance(o, effects) for o in loop.walk()):
         return None
-    local: dict[int, int] = {}
+    local: dict[Value, int] = {}
     if pushes:
         own = defined_inside(loop)
         pushed = [o for o in loop.walk() if isinstance(o, Push)]
-        if not pushed or any(id(v) not in own for o in pushed for v in o.operands):
+        if not pushed or any(v not in own for o in pushed for v in o.operands):
             return None
 
     def name(v: Value) -> Hashable:
         v = resolve(v)
-        return ("local", local[id(v)]) if id(v) in local else ("outer", id(v))
+        return ("local", local[v]) if v in local else ("outer", v)
 
     def region_key(r: Region) -> Hashable:
         for a in r.args:
-            local[id(a)] = len(local)
+            local[a] = len(local)
         return (tuple(str(a.type) for a in r.args),
                 tuple(op_key(o) for o in r.ops if not (pushes and isinstance(o, Push))))
 
@@ -108,7 +108,7 @@ def _loop_key(loop: Op, resolve: Callable[[Value], Value],
         operands = tuple(name(v) for v in o.operands)
         regions = tuple(region_key(r) for r in o.regions)
         for res in o.results:
-            local[id(res)] = len(local)
+            local[res] = len(local)
         return (type(o).__name__, attrs, operands, tuple(str(r.type) for r in o.results),
                 regions)
 
@@ -123,29 +123,29 @@ def _tape_free(out: list[Op], since: Op) -> bool:
 
 
 def cse(fn: Function) -> bool:
-    subst: dict[int, Value] = {}
+    subst: dict[Value, Value] = {}
     changed = False
     # who uses each value: a loop or an if may be dropped only if nothing outside it uses a
     # value defined inside it (the reverse sweep of an adjoint under construction refers
     # into the loops it mirrors until ``ad/record.py`` lays out the tape)
-    users: dict[int, list[int]] = {}
+    users: dict[Value, list[Op]] = {}
     for o in fn.walk():
         for v in o.operands:
-            users.setdefault(id(v), []).append(id(o))
+            users.setdefault(v, []).append(o)
 
     def sealed(op: Op) -> bool:
-        ops = {id(o) for o in op.walk()}
+        ops = {o for o in op.walk()}
         return all(u in ops for v in defined_inside(op) for u in users.get(v, ()))
 
     def resolve(v: Value) -> Value:
-        while id(v) in subst:
-            v = subst[id(v)]
+        while v in subst:
+            v = subst[v]
         return v
 
     def region(r: Region, table: ChainMap[Hashable, Value | Op]) -> None:
         nonlocal changed
         calls = 0  # the calls so far in this region
-        stores: dict[int, int] = {}  # array -> the stores into it so far in this region
+        stores: dict[Value, int] = {}  # array -> the stores into it so far in this region
         out: list[Op] = []
         for op in r.ops:
             op.operands = [resolve(v) for v in op.operands]
@@ -153,7 +153,7 @@ def cse(fn: Function) -> bool:
             calls += called
             for array in stored:
                 stores[array] = stores.get(array, 0) + 1
-            epoch = (calls, stores.get(id(op.operands[0]), 0)) if isinstance(op, Load) else (0, 0)
+            epoch = (calls, stores.get(op.operands[0], 0)) if isinstance(op, Load) else (0, 0)
             key = _key(op, epoch, r)
             compound = isinstance(op, (For, While, If))
             shape = _loop_key(op, resolve) if compound else None
@@ -161,15 +161,15 @@ def cse(fn: Function) -> bool:
                 else None
             if shape is not None or pushing is not None:
                 # a loop (or if) that only computes: the same as one before?
-                read = sorted({id(o.operands[0]) for o in op.walk() if isinstance(o, Load)})
-                loop_key = ("loop", id(r), calls, tuple((a, stores.get(a, 0)) for a in read),
+                read = {o.operands[0] for o in op.walk() if isinstance(o, Load)}
+                loop_key = ("loop", r, calls, frozenset((a, stores.get(a, 0)) for a in read),
                             shape if shape is not None else pushing)
                 same = table.get(loop_key)
                 if isinstance(same, Op) and shape is not None and sealed(op):
                     for mine, theirs in zip(op.results, same.results, strict=True):
                         if theirs.name is None:
                             theirs.name = mine.name
-                        subst[id(mine)] = theirs
+                        subst[mine] = theirs
                     changed = True
                     continue
                 if isinstance(same, Op) and shape is None and same in pure and \
@@ -181,12 +181,12 @@ def cse(fn: Function) -> bool:
                     for sub in op.regions:
                         region(sub, table.new_child())
                     at = next(k for k, o in enumerate(out) if o is same)
-                    later = {id(v) for o in out[at + 1:] for v in o.results}
-                    if all(id(v) not in later for o in op.walk() for v in o.operands):
+                    later = {v for o in out[at + 1:] for v in o.results}
+                    if all(v not in later for o in op.walk() for v in o.operands):
                         for theirs, mine in zip(same.results, op.results, strict=True):
                             if mine.name is None:
                                 mine.name = theirs.name
-                            subst[id(theirs)] = mine
+                            subst[theirs] = mine
                         out[at] = op
                         pure.discard(same)
                         changed = True
@@ -201,7 +201,7 @@ def cse(fn: Function) -> bool:
                 if isinstance(prev, Value) and prev.type == op.result.type:
                     if prev.name is None:
                         prev.name = op.result.name
-                    subst[id(op.result)] = prev
+                    subst[op.result] = prev
                     changed = True
                     continue
                 table[key] = op.result

@@ -27,30 +27,30 @@ class Liveness:
     def __init__(self, fn: Function) -> None:
         self.fn = fn
         self.s: Structure = structure(fn)
-        self.live_ops: set[int] = set()
-        self.live_values: set[int] = set()
-        self.live_slots: set[tuple[int, int]] = set()  # (id(op), slot)
+        self.live_ops: set[Op] = set()
+        self.live_values: set[Value] = set()
+        self.live_slots: set[tuple[Op, int]] = set()  # (op, slot)
         self.work: list[Value] = []
         # terminators that feed each structured op
-        self.feeders: dict[int, list[Op]] = {}
+        self.feeders: dict[Op, list[Op]] = {}
         for op in fn.walk():
             if isinstance(op, (Yield, Condition)):
                 parent = self.parent(op)
                 if parent is not None:
-                    self.feeders.setdefault(id(parent), []).append(op)
+                    self.feeders.setdefault(parent, []).append(op)
             elif isinstance(op, (Break, Continue)):
-                loop = self.s.loop_of.get(id(op))
+                loop = self.s.loop_of.get(op)
                 if loop is not None:
-                    self.feeders.setdefault(id(loop), []).append(op)
+                    self.feeders.setdefault(loop, []).append(op)
 
     def parent(self, op: Op) -> Op | None:
-        r = self.s.region_of_op.get(id(op))
-        return self.s.parent_of_region.get(id(r)) if r is not None else None
+        r = self.s.region_of_op.get(op)
+        return self.s.parent_of_region.get(r) if r is not None else None
 
     def mark_op(self, op: Op) -> None:
-        if id(op) in self.live_ops:
+        if op in self.live_ops:
             return
-        self.live_ops.add(id(op))
+        self.live_ops.add(op)
         parent = self.parent(op)
         if parent is not None:
             self.mark_op(parent)
@@ -69,32 +69,32 @@ class Liveness:
             self.work.extend(op.operands)
 
     def mark_slot(self, op: Op, j: int) -> None:
-        key = (id(op), j)
+        key = (op, j)
         if key in self.live_slots:
             return
         self.live_slots.add(key)
         self.mark_op(op)
         if isinstance(op, If):
-            for t in self.feeders.get(id(op), []):
+            for t in self.feeders.get(op, []):
                 if isinstance(t, Yield):
                     self.work.append(t.operands[j])
             return
         inits = op.operands[3:] if isinstance(op, For) else op.operands
         self.work.append(inits[j])
-        for t in self.feeders.get(id(op), []):
+        for t in self.feeders.get(op, []):
             if isinstance(t, (Yield, Break, Continue)):
                 self.mark_op(t)
                 self.work.append(t.operands[j])
         if isinstance(op, For):
-            self.live_values.add(id(op.body.args[j + 1]))
+            self.live_values.add(op.body.args[j + 1])
         else:
             for r in op.regions:
-                self.live_values.add(id(r.args[j]))
+                self.live_values.add(r.args[j])
 
     def mark_value(self, v: Value) -> None:
         owner = v.owner
         if isinstance(owner, Region):
-            parent = self.s.parent_of_region.get(id(owner))
+            parent = self.s.parent_of_region.get(owner)
             if parent is None:
                 return  # a function parameter
             j = owner.args.index(v)
@@ -116,9 +116,9 @@ class Liveness:
                 self.mark_op(op)
         while self.work:
             v = self.work.pop()
-            if id(v) in self.live_values:
+            if v in self.live_values:
                 continue
-            self.live_values.add(id(v))
+            self.live_values.add(v)
             self.mark_value(v)
 
 
@@ -128,13 +128,13 @@ def dce(fn: Function) -> bool:
     changed = False
 
     def keep(op: Op, j: int) -> bool:
-        return (id(op), j) in live.live_slots
+        return (op, j) in live.live_slots
 
     def sweep(region: Region) -> None:
         nonlocal changed
         out = []
         for op in region.ops:
-            if id(op) not in live.live_ops and not op.is_terminator:
+            if op not in live.live_ops and not op.is_terminator:
                 changed = True
                 continue
             if isinstance(op, (If, For, While)):
@@ -152,7 +152,7 @@ def dce(fn: Function) -> bool:
 
 
 def _drop_slots(op: Op, slots: list[int], live: Liveness) -> None:
-    feeders = live.feeders.get(id(op), [])
+    feeders = live.feeders.get(op, [])
     for t in feeders:
         if isinstance(t, (Yield, Break, Continue)):
             t.operands = [t.operands[j] for j in slots]
@@ -174,7 +174,7 @@ def same_yields(fn: Function) -> bool:
 
     (the adjoint of a sum read in both branches, the same in every iteration of its loop, is
     one; the loop then passes it on unchanged)."""
-    subst: dict[int, Value] = {}
+    subst: dict[Value, Value] = {}
     for op in fn.walk():
         if not isinstance(op, If):
             continue
@@ -184,7 +184,7 @@ def same_yields(fn: Function) -> bool:
         for j, res in enumerate(op.results):
             first = ys[0].operands[j]  # type: ignore[union-attr]
             if all(y.operands[j] is first for y in ys):  # type: ignore[union-attr]
-                subst[id(res)] = first
+                subst[res] = first
     if not subst:
         return False
     substitute(fn, subst)
@@ -200,29 +200,29 @@ def prange_invariants(fn: Function) -> bool:
     so that the iterations share it instead of carrying it (``dce`` then drops the slot).
     Loops outside pranges keep such slots (and the adjoint's names: ``totalb``)."""
     s = structure(fn)
-    feeders: dict[int, list[Op]] = {}
+    feeders: dict[Op, list[Op]] = {}
     for op in fn.walk():
         if isinstance(op, Yield):
             parent = parent_op(s, op)
-            if isinstance(parent, (For, While)) and s.region_of_op[id(op)] is parent.regions[-1]:
-                feeders.setdefault(id(parent), []).append(op)
-        elif isinstance(op, (Break, Continue)) and id(op) in s.loop_of:
-            feeders.setdefault(id(s.loop_of[id(op)]), []).append(op)
+            if isinstance(parent, (For, While)) and s.region_of_op[op] is parent.regions[-1]:
+                feeders.setdefault(parent, []).append(op)
+        elif isinstance(op, (Break, Continue)) and op in s.loop_of:
+            feeders.setdefault(s.loop_of[op], []).append(op)
     loops: list[Op] = []
     for op in fn.walk():
         if isinstance(op, For) and op.parallel:
             loops += [o for o in op.walk() if isinstance(o, (For, While))]
-    subst: dict[int, Value] = {}
+    subst: dict[Value, Value] = {}
     for op in dict.fromkeys(loops):  # (nested pranges are walked twice)
         inits = op.operands[3:] if isinstance(op, For) else op.operands
         for j, init in enumerate(inits):
             args = [r.args[j + 1] if isinstance(op, For) else r.args[j] for r in op.regions]
             body_arg = args[-1]
-            if all(t.operands[j] is body_arg for t in feeders.get(id(op), [])) and \
-                    id(op.results[j]) not in subst:
-                subst[id(op.results[j])] = init
+            if all(t.operands[j] is body_arg for t in feeders.get(op, [])) and \
+                    op.results[j] not in subst:
+                subst[op.results[j]] = init
                 for a in args:
-                    subst[id(a)] = init
+                    subst[a] = init
     if not subst:
         return False
     substitute(fn, subst)

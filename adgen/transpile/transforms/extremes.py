@@ -148,17 +148,17 @@ def _rewrite(fn: Function, op: For, ext: Prim, region: Region, at: int) -> int:
     after = Builder(Region(), loc)
     found = after.prim("ne", k_res, unset)
     then, other = Region(), Region()
-    vmap: dict[int, Value] = {id(iv): k_res}
+    vmap: dict[Value, Value] = {iv: k_res}
     for o in body.ops[:-1]:
         if o is ext or o.results and o.results[0] is k_next or o is test.owner:
             continue
         then.ops.append(clone(o, vmap))
-    then.ops.append(Yield([vmap.get(id(e), e)], [], loc))
+    then.ops.append(Yield([vmap.get(e, e)], [], loc))
     other.ops.append(Yield([op.inits[0]], [], loc))
     picked = Value(arg.type, arg.name)
     after.insert(If([found], [picked], loc, regions=[then, other]))
     region.ops[at + 1:at + 1] = after.region.ops
-    substitute(fn, {id(op.results[0]): picked})  # (the if yields the initial value itself)
+    substitute(fn, {op.results[0]: picked})  # (the if yields the initial value itself)
     return at + len(after.region.ops)
 
 
@@ -172,15 +172,15 @@ def _search_after(fn: Function, op: For, ext: Prim, e: Value, region: Region, at
     s = int(step.owner.value)  # type: ignore[union-attr]
     extreme, initial = op.results[0], op.inits[0]
     picked = Value(arg.type, arg.name)
-    substitute(fn, {id(extreme): picked})  # before the ops below, which read the extreme
+    substitute(fn, {extreme: picked})  # before the ops below, which read the extreme
 
     def e_at(index: Value, into: Region) -> Value:
         """The ops computing e for iteration ``index``, appended to ``into``; e's copy."""
-        vmap: dict[int, Value] = {id(iv): index}
+        vmap: dict[Value, Value] = {iv: index}
         for o in body.ops[:-1]:
             if o is not ext:
                 into.ops.append(clone(o, vmap))
-        return vmap.get(id(e), e)
+        return vmap.get(e, e)
 
     def in_range(b: Builder, i: Value) -> Value:
         return b.prim("lt" if s > 0 else "gt", i, stop)

@@ -91,12 +91,12 @@ def _identity(op: Prim) -> Value | None:
 
 
 def fold(fn: Function) -> bool:
-    subst: dict[int, Value] = {}
+    subst: dict[Value, Value] = {}
     changed = False
 
     def resolve(v: Value) -> Value:
-        while id(v) in subst:
-            v = subst[id(v)]
+        while v in subst:
+            v = subst[v]
         return v
 
     def region(r: Region) -> None:
@@ -112,13 +112,13 @@ def fold(fn: Function) -> bool:
                 value = _fold_prim(op)
                 if value is not None:
                     new = Const([], [Value(op.result.type, op.result.name)], op.loc, value=value)
-                    subst[id(op.result)] = new.result
+                    subst[op.result] = new.result
                     out.append(new)
                     changed = True
                     continue
                 same = _identity(op)
                 if same is not None:
-                    subst[id(op.result)] = same
+                    subst[op.result] = same
                     changed = True
                     continue
             if isinstance(op, Cast):
@@ -127,7 +127,7 @@ def fold(fn: Function) -> bool:
                 if c is not None and isinstance(t, ScalarType) and t.name in ("f64", "i64"):
                     value = float(c) if t.is_float else int(c)
                     new = Const([], [Value(t, op.result.name)], op.loc, value=value)
-                    subst[id(op.result)] = new.result
+                    subst[op.result] = new.result
                     out.append(new)
                     changed = True
                     continue
@@ -141,7 +141,7 @@ def fold(fn: Function) -> bool:
                     body = taken.ops[:-1] if isinstance(term, Yield) else taken.ops
                     if isinstance(term, Yield):
                         for res, v in zip(op.results, term.operands, strict=True):
-                            subst[id(res)] = v
+                            subst[res] = v
                     ops[i:i] = body
                     changed = True
                     if not isinstance(term, Yield):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..ir.core import (
     PURE_OPS, Break, Call, Continue, For, Function, If, Load, Op, Pop, Push, Region, Return,
-    Store, Yield,
+    Store, Value, Yield,
 )
 
 
@@ -64,29 +64,29 @@ def _simple(loop: For) -> bool:
 
 def _reads(op: Op, loop: For) -> bool:
     """Whether ``op`` (or anything nested in it) uses a result of ``loop``."""
-    results = {id(r) for r in loop.results}
-    return any(id(v) in results for o in op.walk() for v in o.operands)
+    results = {r for r in loop.results}
+    return any(v in results for o in op.walk() for v in o.operands)
 
 
-def _arrays(loop: For) -> tuple[set[int], set[int]]:
-    loads: set[int] = set()
-    stores: set[int] = set()
+def _arrays(loop: For) -> tuple[set[Value], set[Value]]:
+    loads: set[Value] = set()
+    stores: set[Value] = set()
     for top in loop.body.ops:
         for o in top.walk():
             if isinstance(o, Load):
-                loads.add(id(o.operands[0]))
+                loads.add(o.operands[0])
             elif isinstance(o, Store):
-                stores.add(id(o.operands[0]))
+                stores.add(o.operands[0])
     return loads, stores
 
 
-def _own_rows(loop: For, arrays: set[int]) -> bool:
+def _own_rows(loop: For, arrays: set[Value]) -> bool:
     """Whether every access of ``loop`` to ``arrays`` is at its iteration's row (the loop
     variable as first index): iteration i of one loop then touches only what iteration i of
     the other does."""
     iv = loop.body.args[0]
     return all(o.operands[1] is iv for top in loop.body.ops for o in top.walk()
-               if isinstance(o, (Load, Store)) and id(o.operands[0]) in arrays)
+               if isinstance(o, (Load, Store)) and o.operands[0] in arrays)
 
 
 def _independent(first: For, second: For) -> bool:
@@ -107,12 +107,12 @@ def _merge(first: For, second: For) -> For:
     y1, y2 = b1.ops[-1], b2.ops[-1]
     assert isinstance(y1, Yield) and isinstance(y2, Yield)
     iv = b1.args[0]
-    subst = {id(b2.args[0]): iv}
+    subst = {b2.args[0]: iv}
     ops2 = b2.ops[:-1]
     for top in ops2:
         for o in top.walk():
-            o.operands = [subst.get(id(v), v) for v in o.operands]
-    y2_operands = [subst.get(id(v), v) for v in y2.operands]
+            o.operands = [subst.get(v, v) for v in o.operands]
+    y2_operands = [subst.get(v, v) for v in y2.operands]
     body = Region([iv, *b1.args[1:], *b2.args[1:]])
     body.ops = b1.ops[:-1] + ops2 + [Yield(y1.operands + y2_operands, [], y1.loc)]
     fused = For(first.operands + second.operands[3:], [], first.loc, regions=[body],
@@ -151,10 +151,10 @@ def _partner(region: Region, i: int) -> int | None:
                 all(isinstance(r.terminator, Yield) for r in a.regions + b.regions):
             if j == i + 1:
                 return j
-            between = {id(r) for o in region.ops[i + 1:j] for r in o.results}
+            between = {r for o in region.ops[i + 1:j] for r in o.results}
             inner = list(b.walk())
             if any(isinstance(o, (Store, Call, Push, Pop)) for o in inner) or \
-                    any(id(v) in between for o in inner for v in o.operands):
+                    any(v in between for o in inner for v in o.operands):
                 return None
             return j
         if not isinstance(b, (*PURE_OPS, Load)):
@@ -176,10 +176,10 @@ def _fuse_if_region(region: Region) -> bool:
         for ra, rb in zip(a.regions, b.regions, strict=True):
             ya, yb = ra.terminator, rb.terminator
             assert isinstance(ya, Yield) and isinstance(yb, Yield)
-            subst = {id(r): v for r, v in zip(a.results, ya.operands, strict=True)}
+            subst = {r: v for r, v in zip(a.results, ya.operands, strict=True)}
             for top in rb.ops:
                 for o in top.walk():
-                    o.operands = [subst.get(id(v), v) for v in o.operands]
+                    o.operands = [subst.get(v, v) for v in o.operands]
             ra.ops = ra.ops[:-1] + rb.ops[:-1] + [
                 Yield(ya.operands + yb.operands, [], ya.loc)]
         a.results = a.results + b.results

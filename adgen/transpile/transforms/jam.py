@@ -121,23 +121,23 @@ def _parts(loop: For) -> Parts | None:
             not all(isinstance(o, (*PURE_OPS, Load, Store, Push)) for o in post):
         return None
     # what the loop carries is read after the inner loop only (the copies after it pass it on)
-    early = {id(v) for top in [*pre, m] for o in top.walk() for v in o.operands}
-    if any(id(a) in early for a in body.args[1:]):
+    early = {v for top in [*pre, m] for o in top.walk() for v in o.operands}
+    if any(a in early for a in body.args[1:]):
         return None
-    defined = {id(body.args[0])} | {id(a) for a in m.body.args} | \
-        {id(v) for o in ops for inner_op in o.walk() for v in inner_op.results}
+    defined = {body.args[0]} | {a for a in m.body.args} | \
+        {v for o in ops for inner_op in o.walk() for v in inner_op.results}
     # M's range: the same in every iteration (values from before L, or pure ops of them)
-    invariant: set[int] = set()
+    invariant: set[Value] = set()
     for o in pre:
-        if isinstance(o, PURE_OPS) and all(id(v) not in defined or id(v) in invariant
+        if isinstance(o, PURE_OPS) and all(v not in defined or v in invariant
                                         for v in o.operands):
-            invariant.update(id(r) for r in o.results)
-    if any(id(v) in defined and id(v) not in invariant for v in m.operands[:3]):
+            invariant.update(r for r in o.results)
+    if any(v in defined and v not in invariant for v in m.operands[:3]):
         return None
     # the copies of what comes before M run before the stores of the copies of earlier
     # iterations: they must not read what those store (after M, each copy runs in order)
-    stored = {id(o.operands[0]) for o in post if isinstance(o, Store)}
-    if any(isinstance(o, Load) and id(o.operands[0]) in stored
+    stored = {o.operands[0] for o in post if isinstance(o, Store)}
+    if any(isinstance(o, Load) and o.operands[0] in stored
            for top in [*pre, m] for o in top.walk()):
         return None
     return pre, m, post
@@ -166,11 +166,11 @@ def _jammed(loop: For, pre: list[Op], m: For, post: list[Op]) -> list[Op]:
     rest = Value(I64, f"{iv.name}_rest" if iv.name and iv.name != "_" else "rest")
     carried = [Value(a.type, a.name) for a in body.args[1:]]
     region = Region([k, rest, *carried])
-    vmaps: list[dict[int, Value]] = [{id(iv): k} for _ in range(FACTOR)]
+    vmaps: list[dict[Value, Value]] = [{iv: k} for _ in range(FACTOR)]
     for u in range(1, FACTOR):  # k + u * step
         index = _offset(k, u * step, loc, Value(I64, iv.name))
         region.ops += index
-        vmaps[u][id(iv)] = index[-1].result
+        vmaps[u][iv] = index[-1].result
     for vmap in vmaps:
         for o in pre:
             region.ops.append(clone(o, vmap))
@@ -184,32 +184,32 @@ def _jammed(loop: For, pre: list[Op], m: For, post: list[Op]) -> list[Op]:
     y = m_body.terminator
     assert isinstance(y, Yield)
     for vmap in vmaps:
-        vmap[id(m_body.args[0])] = i
+        vmap[m_body.args[0]] = i
         for a, init in zip(m_body.args[1:], m.inits, strict=True):
-            vmap[id(a)] = fused.add_arg(Value(a.type, a.name))
-            inits.append(vmap.get(id(init), init))
+            vmap[a] = fused.add_arg(Value(a.type, a.name))
+            inits.append(vmap.get(init, init))
         for o in m_body.ops[:-1]:
             fused.ops.append(clone(o, vmap))
-        yields += [vmap.get(id(v), v) for v in y.operands]
+        yields += [vmap.get(v, v) for v in y.operands]
     fused.ops.append(Yield(yields, [], y.loc))
     results = [Value(r.type, r.name) for _ in vmaps for r in m.results]
-    new_m = For([*(vmaps[0].get(id(v), v) for v in m.operands[:3]), *inits], results, m.loc,
+    new_m = For([*(vmaps[0].get(v, v) for v in m.operands[:3]), *inits], results, m.loc,
                 regions=[fused],
                 directive=m.directive, note=m.note)
     region.ops.append(new_m)
     for u, vmap in enumerate(vmaps):
         for r, nr in zip(m.results, results[u * len(m.results):(u + 1) * len(m.results)],
                          strict=True):
-            vmap[id(r)] = nr
+            vmap[r] = nr
     # the copies of what follows, in order: each passes what the loop carries to the next
     y = body.terminator
     assert isinstance(y, Yield)
     passed = carried
     for vmap in vmaps:
-        vmap.update((id(a), v) for a, v in zip(body.args[1:], passed, strict=True))
+        vmap.update((a, v) for a, v in zip(body.args[1:], passed, strict=True))
         for o in post:
             region.ops.append(clone(o, vmap))
-        passed = [vmap.get(id(v), v) for v in y.operands]
+        passed = [vmap.get(v, v) for v in y.operands]
     nxt = _offset(k, FACTOR * step, loc, Value(I64))
     region.ops += [*nxt, Yield([nxt[-1].result, *passed], [], loc)]
 

@@ -115,7 +115,7 @@ class SingleExit:
     def __init__(self, fn: Function) -> None:
         self.fn = fn
         #: results of rewritten loops -> their new values (applied at the end)
-        self.renamed: dict[int, Value] = {}
+        self.renamed: dict[Value, Value] = {}
 
     def run(self) -> None:
         ctx = _Ctx([r.type for r in self.fn.results])
@@ -188,7 +188,7 @@ class SingleExit:
                 else:
                     y = r.terminator
                     assert isinstance(y, Yield)
-                    _substitute(rest, dict(zip(map(id, op.results), y.operands, strict=True)))
+                    _substitute(rest, dict(zip(op.results, y.operands, strict=True)))
                     new.regions[k].ops = self.seq(r.ops[:-1] + rest, ctx, form)
             new.results = [Value(t) for t in types]
             for v in new.results:
@@ -206,7 +206,7 @@ class SingleExit:
         for v in new.results:
             v.owner = new
         left, state, values = new.results[0], new.results[1:1 + nstate], new.results[1 + nstate:]
-        _substitute(rest, dict(zip(map(id, op.results), values, strict=True)))
+        _substitute(rest, dict(zip(op.results, values, strict=True)))
         cont = If([left], [], op.loc, regions=[Region(), Region()])
         bl = Builder(cont.regions[0], op.loc)
         bl.insert(Yield(form.exit(bl, ctx, list(state)), [], op.loc))
@@ -279,7 +279,7 @@ class SingleExit:
             bt.insert(Yield([_in_range(bt, cond_args[1], stop, step)], [], loc))
         else:
             old_cond = op.regions[0]
-            _substitute(old_cond.ops, dict(zip(map(id, old_cond.args),
+            _substitute(old_cond.ops, dict(zip(old_cond.args,
                                                cond_args[first:first + ncar], strict=True)))
             term = old_cond.ops[-1]
             assert isinstance(term, Condition)
@@ -291,13 +291,13 @@ class SingleExit:
         # body
         body_args = args()
         new_body = Region(body_args)
-        subst = dict(zip(map(id, carried), body_args[first:first + ncar], strict=True))
+        subst = dict(zip(carried, body_args[first:first + ncar], strict=True))
         ctx = _Ctx(outer.ret_types, loop=True, carried_args=body_args[first:first + ncar],
                    coded=True, has_return=has_return)
         ctx.ret_types = ret_types
         head: list[Op] = []
         if is_for:
-            subst[id(body.args[0])] = body_args[1]
+            subst[body.args[0]] = body_args[1]
             bh = Builder(Region([], head), loc)
             ctx.next_index = bh.add(body_args[1], op.operands[2])
         _substitute(body.ops, subst)
@@ -306,7 +306,7 @@ class SingleExit:
         new.results = args()
         for v in new.results:
             v.owner = new
-        self.renamed.update(zip(map(id, op.results), new.results[first:first + ncar], strict=True))
+        self.renamed.update(zip(op.results, new.results[first:first + ncar], strict=True))
         if not has_return:
             return pre + [new], []
         bafter = Builder(Region(), loc)
@@ -342,12 +342,12 @@ def _exits_by_return(region: Region) -> bool:
     return any(isinstance(op, Return) for top in region.ops for op in top.walk())
 
 
-def _substitute(ops: list[Op], subst: dict[int, Value]) -> None:
+def _substitute(ops: list[Op], subst: dict[Value, Value]) -> None:
     if not subst:
         return
     for top in ops:
         for op in top.walk():
-            op.operands = [subst.get(id(v), v) for v in op.operands]
+            op.operands = [subst.get(v, v) for v in op.operands]
 
 
 def single_exit(fn: Function) -> Function:

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from ..ir.core import (
     PURE_OPS, Assert, Break, Call, Continue, For, Function, Load, Op, Pop, Push, Region,
-    Return, Store,
+    Return, Store, Value,
 )
 
 
@@ -55,13 +55,13 @@ def _plain(op: Op) -> bool:
     if not isinstance(op, Store):
         return False
     array = op.operands[0]
-    seen: set[int] = set()
+    seen: set[Op] = set()
     stack = [op.operands[-1]]
     while stack:
         owner = stack.pop().owner
-        if id(owner) in seen or not isinstance(owner, (Load, *PURE_OPS)):
+        if owner in seen or not isinstance(owner, (Load, *PURE_OPS)):
             continue
-        seen.add(id(owner))
+        seen.add(owner)
         if isinstance(owner, Load):
             if owner.operands[0] is array:
                 return False
@@ -70,10 +70,10 @@ def _plain(op: Op) -> bool:
     return True
 
 
-def _stops(op: Op, array: int) -> bool:
+def _stops(op: Op, array: Value) -> bool:
     """Whether a store into ``array`` cannot move past ``op`` (not the region's terminator)."""
     return any(isinstance(o, (Call, Push, Pop, Assert, Break, Continue, Return)) or
-               any(id(v) == array for v in o.operands) for o in op.walk())
+               any(v == array for v in o.operands) for o in op.walk())
 
 
 def _sink_region(region: Region) -> bool:
@@ -84,7 +84,7 @@ def _sink_region(region: Region) -> bool:
     moved = set(moving)
     stop_of: dict[int, int] = {}  # store index -> index of the op it stops before
     for k in moving:
-        array = id(ops[k].operands[0])
+        array = ops[k].operands[0]
         stop = k + 1
         while stop < len(ops) and not ops[stop].is_terminator and \
                 (stop in moved or not _stops(ops[stop], array)):
