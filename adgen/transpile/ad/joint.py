@@ -240,7 +240,6 @@ def loop(af: AdjointFunction, op: For, b: Builder, adj: dict[Value, Value], star
     trial = Builder(Region(), b.loc)
     new = af.reverse_loop(op, trial, dict(adj), start, stop, step, body.args[1:],
                           (body.args[0], fwd_iv))
-    af.discarded.append(trial.region)
     rev = new.body
     y = rev.terminator
     assert isinstance(y, Yield)
