@@ -195,6 +195,68 @@ def test_cse_keeps_a_pushing_loop_that_would_change_the_tape(what: str, between:
     assert count(fn, "for") == 2
 
 
+SKIP_ZERO_SOURCE = """
+from adgen import Array, f64
+
+
+def f(a: Array[f64], b: Array[f64], x: Array[f64], s: f64, t: f64) -> f64:
+    z = s
+    for i in range(len(a)):  # guarded: every increment is a multiple of z
+        a[i] += x[i] * z
+        b[i] -= -(2.0 * x[i]) * z
+    for i in range(len(a)):  # not: a[i] + x[i] is not a multiple of s
+        a[i] += x[i] + s
+    for i in range(len(a)):  # not: two factors
+        a[i] += x[i] * s
+        b[i] += x[i] * t
+    for i in range(len(a)):  # not: a plain store
+        a[i] = x[i] * s
+    c = 0.0
+    for i in range(len(a)):  # not: what it carries is used after it
+        a[i] += x[i] * s
+        c = c + 1.0
+    return c
+"""
+
+
+def test_skip_zero_guards_loops_that_only_add_multiples_of_one_scalar() -> None:
+    from adgen.transpile.transforms.skip_zero import skip_zero
+    m = parse_module("t.py", SKIP_ZERO_SOURCE)
+    fn = m.function("f")
+    simplify(fn)
+    assert skip_zero(fn)
+    verify_function(fn)
+    text = ops(fn)
+    top = [line for line in print_function(fn).splitlines() if line.startswith("  ") and
+           not line.startswith("    ")]
+    # one if at the top level, on z (which is s): the first loop inside it, the others not
+    assert sum(line.lstrip().startswith("if ") for line in top) == 1
+    assert sum(" = ne %s, " in line for line in text) == 1
+    assert sum(line.lstrip().startswith("for ") or " = for " in line for line in top) == 4
+    assert not skip_zero(fn)  # nothing more to guard
+
+
+def test_skip_zero_only_in_derivatives_and_not_in_debug_builds(tmp_path: Path) -> None:
+    from adgen.api import transpile
+    path = tmp_path / "relu.py"
+    path.write_text(
+        "from adgen import Array, f64\n\n\n"
+        "def relu_layer(W: Array[f64, 2], x: Array[f64], y: Array[f64]) -> f64:\n"
+        "    s = 0.0\n"
+        "    for k in range(W.shape[0]):\n"
+        "        z = 0.0\n"
+        "        for i in range(W.shape[1]):\n"
+        "            z += W[k, i] * x[i]\n"
+        "        y[k] = max(z, 0.0)\n"
+        "        s += y[k]\n"
+        "    return s\n")
+    out = transpile(str(path), ["primal", "reverse"]).outputs
+    assert "!= 0.0" not in out["primal"].source.text  # type: ignore[attr-defined]
+    assert "if (zb != 0.0) {" in out["reverse"].source.text  # type: ignore[attr-defined]
+    debug = transpile(str(path), ["reverse"], debug=True).outputs["reverse"]
+    assert "!= 0.0" not in debug.source.text  # type: ignore[attr-defined]
+
+
 def test_dce_removes_dead_loop_carried_value() -> None:
     fn = lower("def f(x: float, n: int) -> float:\n    s = x\n    t = x\n"
                "    for i in range(n):\n        s = s + 1.0\n        t = t * t\n    return s\n")

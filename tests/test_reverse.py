@@ -703,3 +703,34 @@ def test_checkpointed_call_of_a_local_array_kept_until_the_reverse_sweep(tmp_pat
     text = adgen.load(str(path), modes=("reverse",)).transpiled.outputs["reverse"].source.text
     body = text[text.index("double f_b("):]
     assert "g_fwd(&tape, a, " in body and "g(a, " in body
+
+
+def test_a_relu_layer_adjoint_skips_the_units_it_cut_off(tmp_path: Path) -> None:
+    """The adjoint of ``z += W[k, i] * x[i]`` adds ``x * zb`` to a row of ``Wb``; behind a
+    relu ``zb`` is zero for the units cut off, and that loop is skipped
+    (transforms/skip_zero.py): the gradient is the same, checked three ways and against
+    the outer product of the relu's mask and x."""
+    path = module(tmp_path, """
+    def relu_layer(W: Array[f64, 2], x: Array[f64], y: Array[f64]) -> f64:
+        s = 0.0
+        for k in range(W.shape[0]):
+            z = 0.0
+            for i in range(W.shape[1]):
+                z += W[k, i] * x[i]
+            y[k] = max(z, 0.0)
+            s += 0.5 * y[k] * y[k]
+        return s
+    """)
+    assert "if (zb != 0.0) {" in c_source(path)
+    rng = np.random.default_rng(3)
+    W = rng.normal(size=(12, 7))
+    x = rng.normal(size=7)
+    z = W @ x
+    mask = z > 0.0
+    assert 0 < mask.sum() < len(z)  # units on both sides of the relu
+    m = adgen.load(path, modes=("primal", "reverse"))
+    Wb, xb, _ = m.relu_layer.grad(W, x, np.zeros(12))
+    assert np.allclose(Wb, np.outer(mask * z, x), rtol=1e-13, atol=0.0)
+    assert np.allclose(xb, W.T @ (mask * z), rtol=1e-13, atol=1e-15)
+    report = adgen.check(path, args={"relu_layer": [W, x, np.zeros(12)]})
+    assert report.ok, report

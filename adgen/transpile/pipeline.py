@@ -23,6 +23,7 @@ from .transforms.fold import fold
 from .transforms.fuse import fuse, fuse_ifs
 from .transforms.jam import jam
 from .transforms.sink import sink_stores
+from .transforms.skip_zero import skip_zero
 
 if TYPE_CHECKING:
     from .analysis.activity import ModuleActivity, Request
@@ -260,12 +261,13 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
 
 def emitted_form(module: Module, copy: bool, debug: bool, log: PassLog,
                  cuda: bool = False) -> Module:
-    """The IR as it is emitted: loops around reductions jammed (``transforms/jam.py``), and
+    """The IR as it is emitted: loops around reductions jammed (``transforms/jam.py``),
     for the CUDA target the stores of each kernel's iteration sunk to its end
-    (``transforms/sink.py``); in a copy when ``copy`` (the primal IR, which the AD
-    transforms read).  Not in a debug build, whose bounds checks must fail at the first bad
-    index in the source's order (the jammed copies read before the copies of earlier
-    iterations store)."""
+    (``transforms/sink.py``), and in a derivative (not ``copy``) the loops that only add
+    multiples of a scalar skipped when it is zero (``transforms/skip_zero.py``); in a copy
+    when ``copy`` (the primal IR, which the AD transforms read).  Not in a debug build,
+    whose bounds checks must fail at the first bad index in the source's order (the jammed
+    copies read before the copies of earlier iterations store)."""
     if debug:
         return module
     if copy:
@@ -277,6 +279,8 @@ def emitted_form(module: Module, copy: bool, debug: bool, log: PassLog,
             simplify(fn, log=log)  # the copies' loads of the same element become one
         if cuda and fn.external is None and sink_stores(fn):
             log.record("sink", fn)
+        if not copy and fn.external is None and skip_zero(fn):
+            log.record("skip-zero", fn)
     return module
 
 

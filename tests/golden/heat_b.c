@@ -69,11 +69,12 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
     /* heat.py:6: def heat(u: Array[f64], alpha: float, steps: int) -> f64: */
     double *newb = adgen_calloc((size_t)(u_shape0), sizeof(double));
     /* heat.py:15: for i in range(n): */
-    double energyb = retb;
-    ADGEN_SIMD(omp simd)
-    for (int64_t i = 0; i < u_shape0; ++i) {
-        /* heat.py:16: energy += u[i] * u[i] */
-        ub[i] += 2.0 * u[i] * energyb;
+    if (retb != 0.0) {
+        ADGEN_SIMD(omp simd)
+        for (int64_t i = 0; i < u_shape0; ++i) {
+            /* heat.py:16: energy += u[i] * u[i] */
+            ub[i] += 2.0 * u[i] * retb;
+        }
     }
     /* heat.py:9: for _ in range(steps): */
     double alphab_1 = 0.0;

@@ -84,12 +84,13 @@ double heat_b_d(double *u, double *ud, double *ub, double *ubd, int64_t u_shape0
     double *newb = adgen_calloc((size_t)(u_shape0), sizeof(double));
     double *newbd = adgen_calloc((size_t)(u_shape0), sizeof(double));
     /* heat.py:15: for i in range(n): */
-    double energyb = retb;
-    ADGEN_SIMD(omp simd)
-    for (int64_t i = 0; i < u_shape0; ++i) {
-        /* heat.py:16: energy += u[i] * u[i] */
-        ub[i] += 2.0 * u[i] * energyb;
-        ubd[i] += energyb * (2.0 * ud[i]);
+    if (retb != 0.0) {
+        ADGEN_SIMD(omp simd)
+        for (int64_t i = 0; i < u_shape0; ++i) {
+            /* heat.py:16: energy += u[i] * u[i] */
+            ub[i] += 2.0 * u[i] * retb;
+            ubd[i] += retb * (2.0 * ud[i]);
+        }
     }
     /* heat.py:9: for _ in range(steps): */
     double alphab_1 = 0.0;

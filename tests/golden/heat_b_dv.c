@@ -84,11 +84,12 @@ double heat_b_dv(double *u, double *ud, double *ub, double *ubd, int64_t u_shape
     double *newb = adgen_calloc((size_t)(u_shape0), sizeof(double));
     double *newbd = adgen_calloc((size_t)(u_shape0 * nbdirs), sizeof(double));
     /* heat.py:15: for i in range(n): */
-    double energyb = retb;
-    for (int64_t i = 0; i < u_shape0; ++i) {
-        /* heat.py:16: energy += u[i] * u[i] */
-        ub[i] += 2.0 * u[i] * energyb;
-        for (int64_t k = 0; k < nbdirs; ++k) ubd[i * nbdirs + k] += energyb * (2.0 * ud[i * nbdirs + k]);
+    if (retb != 0.0) {
+        for (int64_t i = 0; i < u_shape0; ++i) {
+            /* heat.py:16: energy += u[i] * u[i] */
+            ub[i] += 2.0 * u[i] * retb;
+            for (int64_t k = 0; k < nbdirs; ++k) ubd[i * nbdirs + k] += retb * (2.0 * ud[i * nbdirs + k]);
+        }
     }
     /* heat.py:9: for _ in range(steps): */
     double alphab_1 = 0.0;

@@ -253,13 +253,15 @@ double kmeans_cost_b(const double *x, double *xb, int64_t x_shape0, int64_t x_sh
         /* kernels.py:60: for k in range(centers.shape[0]): */
         if (tmp) {
             /* kernels.py:62: for j in range(x.shape[1]): */
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* kernels.py:64: d2 += t * t */
-                double tb = 2.0 * (x[i * x_shape1 + j] - centers[k * centers_shape1 + j]) * retb;
-                /* kernels.py:63: t = x[i, j] - centers[k, j] */
-                ADGEN_OMP(omp atomic)
-                centersb[k * centers_shape1 + j] -= tb;
-                xb[i * x_shape1 + j] += tb;
+            if (retb != 0.0) {
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* kernels.py:64: d2 += t * t */
+                    double tb = 2.0 * (x[i * x_shape1 + j] - centers[k * centers_shape1 + j]) * retb;
+                    /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                    ADGEN_OMP(omp atomic)
+                    centersb[k * centers_shape1 + j] -= tb;
+                    xb[i * x_shape1 + j] += tb;
+                }
             }
         }
         total = total + best;

@@ -393,20 +393,22 @@ double kmeans_cost_b_dv(const double *x, const double *xd, double *xb, double *x
         /* kernels.py:60: for k in range(centers.shape[0]): */
         if (tmp) {
             /* kernels.py:62: for j in range(x.shape[1]): */
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* kernels.py:64: d2 += t * t */
-                double tb = 2.0 * (x[i * x_shape1 + j] - centers[k * centers_shape1 + j]) * retb;
-                double tbd[nbdirs];
-                for (int64_t kd = 0; kd < nbdirs; ++kd) tbd[kd] = retb * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + kd] - centersd[(k * centers_shape1 + j) * nbdirs + kd]));
-                /* kernels.py:63: t = x[i, j] - centers[k, j] */
-                ADGEN_OMP(omp atomic)
-                centersb[k * centers_shape1 + j] -= tb;
-                for (int64_t kd = 0; kd < nbdirs; ++kd) {
+            if (retb != 0.0) {
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* kernels.py:64: d2 += t * t */
+                    double tb = 2.0 * (x[i * x_shape1 + j] - centers[k * centers_shape1 + j]) * retb;
+                    double tbd[nbdirs];
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) tbd[kd] = retb * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + kd] - centersd[(k * centers_shape1 + j) * nbdirs + kd]));
+                    /* kernels.py:63: t = x[i, j] - centers[k, j] */
                     ADGEN_OMP(omp atomic)
-                    centersbd[(k * centers_shape1 + j) * nbdirs + kd] -= tbd[kd];
+                    centersb[k * centers_shape1 + j] -= tb;
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) {
+                        ADGEN_OMP(omp atomic)
+                        centersbd[(k * centers_shape1 + j) * nbdirs + kd] -= tbd[kd];
+                    }
+                    xb[i * x_shape1 + j] += tb;
+                    for (int64_t kd = 0; kd < nbdirs; ++kd) xbd[(i * x_shape1 + j) * nbdirs + kd] += tbd[kd];
                 }
-                xb[i * x_shape1 + j] += tb;
-                for (int64_t kd = 0; kd < nbdirs; ++kd) xbd[(i * x_shape1 + j) * nbdirs + kd] += tbd[kd];
             }
         }
         total = total + best;

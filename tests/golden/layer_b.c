@@ -128,11 +128,13 @@ double layer_b(const double *W, double *Wb, int64_t W_shape0, int64_t W_shape1, 
         yb[i] = 0.0;
         double accb = (1.0 - tmp_5 * tmp_5) * yb_i;
         /* layer.py:12: for j in range(W.shape[1]): */
-        ADGEN_SIMD(omp simd)
-        for (int64_t j = 0; j < W_shape1; ++j) {
-            /* layer.py:13: acc += W[i, j] * x[j] */
-            xb[j] += W[i * W_shape1 + j] * accb;
-            Wb[i * W_shape1 + j] += x[j] * accb;
+        if (accb != 0.0) {
+            ADGEN_SIMD(omp simd)
+            for (int64_t j = 0; j < W_shape1; ++j) {
+                /* layer.py:13: acc += W[i, j] * x[j] */
+                xb[j] += W[i * W_shape1 + j] * accb;
+                Wb[i * W_shape1 + j] += x[j] * accb;
+            }
         }
         /* layer.py:11: acc = b[i] */
         bb[i] += accb;

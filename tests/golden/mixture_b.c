@@ -120,13 +120,15 @@ double loglik_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1,
                 double d2b = -(0.5 * tmp_4);
                 logwb_t[k_1] += tmp_4;
                 /* mixture.py:28: for j in range(x.shape[1]): */
-                ADGEN_SIMD(omp simd)
-                for (int64_t j = 0; j < x_shape1; ++j) {
-                    /* mixture.py:30: d2 += t * t */
-                    double tb = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]) * d2b;
-                    /* mixture.py:29: t = x[i, j] - means[k, j] */
-                    meansb_t[k_1 * means_shape1 + j] -= tb;
-                    xb[i * x_shape1 + j] += tb;
+                if (d2b != 0.0) {
+                    ADGEN_SIMD(omp simd)
+                    for (int64_t j = 0; j < x_shape1; ++j) {
+                        /* mixture.py:30: d2 += t * t */
+                        double tb = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]) * d2b;
+                        /* mixture.py:29: t = x[i, j] - means[k, j] */
+                        meansb_t[k_1 * means_shape1 + j] -= tb;
+                        xb[i * x_shape1 + j] += tb;
+                    }
                 }
                 topb = topb - tmp_4;
             }
@@ -136,13 +138,15 @@ double loglik_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1,
                 double d2b_1 = -(0.5 * topb);
                 logwb_t[k] += topb;
                 /* mixture.py:21: for j in range(x.shape[1]): */
-                ADGEN_SIMD(omp simd)
-                for (int64_t j = 0; j < x_shape1; ++j) {
-                    /* mixture.py:23: d2 += t * t */
-                    double tb_1 = 2.0 * (x[i * x_shape1 + j] - means[k * means_shape1 + j]) * d2b_1;
-                    /* mixture.py:22: t = x[i, j] - means[k, j] */
-                    meansb_t[k * means_shape1 + j] -= tb_1;
-                    xb[i * x_shape1 + j] += tb_1;
+                if (d2b_1 != 0.0) {
+                    ADGEN_SIMD(omp simd)
+                    for (int64_t j = 0; j < x_shape1; ++j) {
+                        /* mixture.py:23: d2 += t * t */
+                        double tb_1 = 2.0 * (x[i * x_shape1 + j] - means[k * means_shape1 + j]) * d2b_1;
+                        /* mixture.py:22: t = x[i, j] - means[k, j] */
+                        meansb_t[k * means_shape1 + j] -= tb_1;
+                        xb[i * x_shape1 + j] += tb_1;
+                    }
                 }
             }
             total = total + r[i];

@@ -368,15 +368,17 @@ ADGEN_KERNEL kmeans_cost_b_d_kernel0(const double *x, const double *xd, double *
         /* kernels.py:60: for k in range(centers.shape[0]): */
         if (tmp) {
             /* kernels.py:62: for j in range(x.shape[1]): */
-            for (int64_t j = 0; j < x_shape1; ++j) {
-                /* kernels.py:64: d2 += t * t */
-                double tb = 2.0 * (x[i * x_shape1 + j] - centers[k * centers_shape1 + j]) * retb;
-                double tbd = retb * (2.0 * (xd[i * x_shape1 + j] - centersd[k * centers_shape1 + j]));
-                /* kernels.py:63: t = x[i, j] - centers[k, j] */
-                ADGEN_ATOMIC_ADD(centersb_t[k * centers_shape1 + j], -(tb));
-                ADGEN_ATOMIC_ADD(centersbd_t[k * centers_shape1 + j], -(tbd));
-                xb[i * x_shape1 + j] += tb;
-                xbd[i * x_shape1 + j] += tbd;
+            if (retb != 0.0) {
+                for (int64_t j = 0; j < x_shape1; ++j) {
+                    /* kernels.py:64: d2 += t * t */
+                    double tb = 2.0 * (x[i * x_shape1 + j] - centers[k * centers_shape1 + j]) * retb;
+                    double tbd = retb * (2.0 * (xd[i * x_shape1 + j] - centersd[k * centers_shape1 + j]));
+                    /* kernels.py:63: t = x[i, j] - centers[k, j] */
+                    ADGEN_ATOMIC_ADD(centersb_t[k * centers_shape1 + j], -(tb));
+                    ADGEN_ATOMIC_ADD(centersbd_t[k * centers_shape1 + j], -(tbd));
+                    xb[i * x_shape1 + j] += tb;
+                    xbd[i * x_shape1 + j] += tbd;
+                }
             }
         }
         total = total + best;

@@ -1,0 +1,181 @@
+"""Loops of a derivative that only add multiples of one scalar: skipped when it is zero.
+
+    for i in range(nin):                        if (zb != 0.0) {
+        W1b[k, i] += X[r, i] * zb       ==>         for i in range(nin):
+                                                        W1b[k, i] += X[r, i] * zb
+                                                }
+
+The adjoint of ``z += W1[k, i] * X[r, i]`` adds ``X[r, i] * zb`` to a row of
+``W1b`` for every ``k``, and behind a relu (``h = max(z, 0.0)``) ``zb`` is
+zero for every unit the relu cut off: about half of them.  Those passes add
+zeros to the row, one load and one store per element.  A loop is guarded by
+``s != 0.0`` when its body holds nothing but
+
+- pure ops and loads,
+- increments ``a[...] = a[...] + e`` (or ``- e``) of arrays, each ``e`` a product
+  (through ``*`` and negation) with a factor ``s``, the same scalar for every
+  increment, computed before the loop (or carried through it unchanged),
+
+and each value it carries is passed on unchanged or not used after it.  With
+``s`` zero each increment adds ``e * 0``, a zero whenever ``e`` is finite, so
+the loop changes nothing; where ``e`` is infinite or NaN the loop as written
+would make the element NaN, and the guarded one leaves it as it was (the
+contribution of a zero adjoint is zero).  Only derivatives get it (the primal
+computes what its source says, NaN included), and not a ``--debug`` build
+(whose bounds checks report a bad index even in a pass that adds zeros).
+Run on the IR as it is emitted (``pipeline.emitted_form``), last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..ir.core import (
+    PURE_OPS, Const, For, Function, If, Load, Op, Prim, Region, Store, Value, Yield,
+)
+from ..ir.types import BOOL, ScalarType
+from ..ir.walk import defined_inside, substitute
+
+
+#: ``outside(v)``: what ``v`` is before a loop (itself, or the initial value of what the loop
+#: passes on unchanged), or None for a value the loop computes
+Outside = Callable[[Value], "Value | None"]
+
+
+def skip_zero(fn: Function) -> bool:
+    """Guards every loop of ``fn`` that qualifies (see the module docstring)."""
+    used = {v for o in fn.walk() for v in o.operands}  # (guarding only drops uses)
+    return _region(fn, fn.body, None, used)
+
+
+def _region(fn: Function, region: Region, guard: Value | None, used: set[Value]) -> bool:
+    """Guards the loops of ``region``, where ``guard`` is known not to be zero (the region is
+    the first branch of ``if guard != 0.0``: a loop already guarded)."""
+    changed = False
+    i = 0
+    while i < len(region.ops):
+        op = region.ops[i]
+        for k, sub in enumerate(op.regions):
+            changed |= _region(fn, sub, _nonzero(op) if k == 0 else None, used)
+        factor = _factor(op, used) if isinstance(op, For) else None
+        if isinstance(op, For) and factor is not None and factor is not guard:
+            guarded = _guarded(fn, op, factor)
+            region.ops[i:i + 1] = guarded
+            changed = True
+            i += len(guarded) - 1
+        i += 1
+    return changed
+
+
+def _nonzero(op: Op) -> Value | None:
+    """``s`` when ``op`` is ``if s != 0.0``."""
+    if not isinstance(op, If):
+        return None
+    cond = op.operands[0].owner
+    if not (isinstance(cond, Prim) and cond.prim == "ne"):
+        return None
+    s, zero = cond.operands
+    z = zero.owner
+    return s if isinstance(z, Const) and z.value == 0.0 else None
+
+
+def _factor(loop: For, used: set[Value]) -> Value | None:
+    """The scalar every increment of ``loop`` is a multiple of, if ``loop`` qualifies (a
+    prange stays as it is: its body runs in threads or on the device)."""
+    body = loop.body
+    y = body.terminator
+    if loop.parallel or loop.iteration_tape or not isinstance(y, Yield):
+        return None
+    inside = defined_inside(loop)
+    # what the loop carries unchanged is its initial value in every iteration
+    passed = {a: init for a, init, out in zip(body.args[1:], loop.inits, y.operands, strict=True)
+              if out is a}
+    if any(r in used and a not in passed
+           for r, a in zip(loop.results, body.args[1:], strict=True)):
+        return None
+
+    def outside(v: Value) -> Value | None:
+        v = passed.get(v, v)
+        return None if v in inside else v
+
+    factor: Value | None = None
+    for op in body.ops[:-1]:
+        if isinstance(op, (*PURE_OPS, Load)) and not op.regions:
+            continue
+        if not isinstance(op, Store):
+            return None
+        s = _increment_factor(op, outside, inside)
+        if s is None or (factor is not None and s is not factor):
+            return None
+        factor = s
+    if factor is None or not (isinstance(factor.type, ScalarType) and factor.type.is_float):
+        return None
+    return factor
+
+
+def _increment_factor(store: Store, outside: Outside, inside: set[Value]) -> Value | None:
+    """``s`` when ``store`` is ``a[idx] = a[idx] +/- e`` (the load in the loop, ``inside``)
+    with ``e`` a product that has the factor ``s`` from before the loop."""
+    array, idx, value = store.operands[0], store.operands[1:-1], store.operands[-1]
+    add = value.owner
+    if not (isinstance(add, Prim) and add.prim in ("add", "sub")):
+        return None
+    a, b = add.operands
+    if _loads(a, array, idx, inside):
+        term = b
+    elif add.prim == "add" and _loads(b, array, idx, inside):
+        term = a
+    else:
+        return None
+    return _factor_of(term, outside)
+
+
+def _loads(v: Value, array: Value, idx: list[Value], inside: set[Value]) -> bool:
+    """Whether ``v`` is a load of ``array`` at ``idx`` made in the loop (``inside``)."""
+    o = v.owner
+    return v in inside and isinstance(o, Load) and o.operands[0] is array and \
+        len(o.operands) - 1 == len(idx) and all(p is q for p, q in zip(o.operands[1:], idx))
+
+
+def _factor_of(e: Value, outside: Outside) -> Value | None:
+    """A factor of the product ``e`` (through ``mul`` and ``neg``) from before the loop."""
+    o = e.owner
+    if not isinstance(o, Prim):
+        return None
+    if o.prim == "neg":
+        return _factor_of(o.operands[0], outside)
+    if o.prim != "mul":
+        return None
+    for v in o.operands:
+        s = outside(v)
+        if s is not None:
+            return s
+    for v in o.operands:
+        s = _factor_of(v, outside)
+        if s is not None:
+            return s
+    return None
+
+
+def _guarded(fn: Function, loop: For, factor: Value) -> list[Op]:
+    """The ops of ``if factor != 0.0 { loop }``.  The values the loop passes on unchanged
+    are no longer carried: their uses, in the loop and after it, use the initial values."""
+    body = loop.body
+    y = body.terminator
+    assert isinstance(y, Yield)
+    # what the loop passes on unchanged: its initial value, inside the loop and after it
+    passed = [j for j, (a, out) in enumerate(zip(body.args[1:], y.operands, strict=True))
+              if out is a]
+    substitute(fn, {v: loop.inits[j] for j in passed
+                    for v in (body.args[1 + j], loop.results[j])})
+    kept = [j for j in range(len(loop.results)) if j not in passed]
+    loop.operands = [*loop.operands[:3], *(loop.inits[j] for j in kept)]
+    loop.results = [loop.results[j] for j in kept]
+    body.args = [body.args[0], *(body.args[1 + j] for j in kept)]
+    y.operands = [y.operands[j] for j in kept]
+    loc = loop.loc
+    zero = Const([], [Value(factor.type)], loc, value=0.0)
+    cond = Prim([factor, zero.result], [Value(BOOL)], loc, prim="ne")
+    then = Region(ops=[loop, Yield([], [], loc)])
+    other = Region(ops=[Yield([], [], loc)])
+    return [zero, cond, If([cond.result], [], loc, regions=[then, other])]
