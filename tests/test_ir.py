@@ -199,7 +199,8 @@ SKIP_ZERO_SOURCE = """
 from adgen import Array, f64
 
 
-def f(a: Array[f64], b: Array[f64], x: Array[f64], s: f64, t: f64) -> f64:
+def f(a: Array[f64], b: Array[f64], p: Array[f64], x: Array[f64], s: f64, t: f64,
+      u: f64) -> f64:
     z = s
     for i in range(len(a)):  # guarded: every increment is a multiple of z
         a[i] += x[i] * z
@@ -215,6 +216,10 @@ def f(a: Array[f64], b: Array[f64], x: Array[f64], s: f64, t: f64) -> f64:
     for i in range(len(a)):  # not: what it carries is used after it
         a[i] += x[i] * s
         c = c + 1.0
+    for i in range(len(a)):  # not: p is not a derivative array
+        p[i] += x[i] * s
+    for i in range(len(a)):  # not: u is not a derivative value
+        a[i] += x[i] * u
     return c
 """
 
@@ -224,6 +229,8 @@ def test_skip_zero_guards_loops_that_only_add_multiples_of_one_scalar() -> None:
     m = parse_module("t.py", SKIP_ZERO_SOURCE)
     fn = m.function("f")
     simplify(fn)
+    assert not skip_zero(fn)  # a primal function: no derivative values
+    fn.tangent_of = {name: name for name in ("a", "b", "s", "t")}  # as if they were
     assert skip_zero(fn)
     verify_function(fn)
     text = ops(fn)
@@ -232,7 +239,7 @@ def test_skip_zero_guards_loops_that_only_add_multiples_of_one_scalar() -> None:
     # one if at the top level, on z (which is s): the first loop inside it, the others not
     assert sum(line.lstrip().startswith("if ") for line in top) == 1
     assert sum(" = ne %s, " in line for line in text) == 1
-    assert sum(line.lstrip().startswith("for ") or " = for " in line for line in top) == 4
+    assert sum(line.lstrip().startswith("for ") or " = for " in line for line in top) == 6
     assert not skip_zero(fn)  # nothing more to guard
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 import threading
@@ -734,3 +735,35 @@ def test_a_relu_layer_adjoint_skips_the_units_it_cut_off(tmp_path: Path) -> None
     assert np.allclose(xb, W.T @ (mask * z), rtol=1e-13, atol=1e-15)
     report = adgen.check(path, args={"relu_layer": [W, x, np.zeros(12)]})
     assert report.ok, report
+
+
+def test_a_forward_sweep_loop_is_never_skipped(tmp_path: Path) -> None:
+    """A primal loop in an adjoint (its forward sweep, a helper's copy) keeps running when
+    its factor is zero: ``a[i] += x[i] * c`` with ``c = 0`` turns ``-0.0`` into ``0.0``
+    (which ``atan2`` tells apart) and ``inf * 0`` into NaN, and the adjoint must see the
+    values the primal computes (transforms/skip_zero.py guards derivative loops only)."""
+    path = module(tmp_path, """
+    def g(a: Array[f64], x: Array[f64], c: f64) -> None:
+        for i in range(len(a)):
+            a[i] += x[i] * c
+
+
+    def f(a: Array[f64], x: Array[f64], c: f64, z: f64) -> f64:
+        for i in range(len(a)):
+            a[i] += x[i] * c
+        return math.atan2(a[0], -1.0) * z
+
+
+    def h(x: Array[f64], c: f64, z: f64) -> f64:
+        a = zeros(len(x))
+        a[0] = -c
+        g(a, x, c)
+        return math.atan2(a[0], -1.0) * z + a[1] * z
+    """)
+    m = adgen.load(path, modes=("primal", "reverse"))
+    val, (_, _, _, zb) = m.f.vjp((np.array([-0.0, 2.0]), np.array([1.0, 1.0]), 0.0, 1.0), 1.0)
+    assert val == zb == math.pi
+    val, (_, _, zb) = m.h.vjp((np.array([1.0, 1.0]), 0.0, 1.0), 1.0)
+    assert val == zb == math.pi
+    val, _ = m.h.vjp((np.array([1.0, np.inf]), 0.0, 1.0), 1.0)
+    assert math.isnan(val) and math.isnan(m.h(np.array([1.0, np.inf]), 0.0, 1.0))

@@ -46,12 +46,10 @@ static void logsumexp_adjoint(const double *x, int64_t x_shape0, double *xb, int
     /* logsumexp_custom.py:18: lse = logsumexp(x) */
     double lse = logsumexp(x, x_shape0);
     /* logsumexp_custom.py:19: for i in range(len(x)): */
-    if (retb != 0.0) {
-        ADGEN_SIMD(omp simd)
-        for (int64_t i = 0; i < x_shape0; ++i) {
-            /* logsumexp_custom.py:20: xb[i] += retb * math.exp(x[i] - lse) */
-            xb[i] += retb * exp(x[i] - lse);
-        }
+    ADGEN_SIMD(omp simd)
+    for (int64_t i = 0; i < x_shape0; ++i) {
+        /* logsumexp_custom.py:20: xb[i] += retb * math.exp(x[i] - lse) */
+        xb[i] += retb * exp(x[i] - lse);
     }
 }
 

@@ -94,14 +94,12 @@ static void logsumexp_adjoint_d(const double *x, const double *xd, int64_t x_sha
     double lsed;
     double lse = logsumexp_d(x, xd, x_shape0, &lsed);
     /* logsumexp_custom.py:19: for i in range(len(x)): */
-    if (retb != 0.0) {
-        ADGEN_SIMD(omp simd)
-        for (int64_t i = 0; i < x_shape0; ++i) {
-            /* logsumexp_custom.py:20: xb[i] += retb * math.exp(x[i] - lse) */
-            double tmp = exp(x[i] - lse);
-            xb[i] += retb * tmp;
-            xbd[i] += retb * (tmp * (xd[i] - lsed));
-        }
+    ADGEN_SIMD(omp simd)
+    for (int64_t i = 0; i < x_shape0; ++i) {
+        /* logsumexp_custom.py:20: xb[i] += retb * math.exp(x[i] - lse) */
+        double tmp = exp(x[i] - lse);
+        xb[i] += retb * tmp;
+        xbd[i] += retb * (tmp * (xd[i] - lsed));
     }
 }
 

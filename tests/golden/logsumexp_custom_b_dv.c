@@ -95,13 +95,11 @@ static void logsumexp_adjoint_dv(const double *x, const double *xd, int64_t x_sh
     double lsed[nbdirs];
     double lse = logsumexp_dv(x, xd, x_shape0, nbdirs, lsed);
     /* logsumexp_custom.py:19: for i in range(len(x)): */
-    if (retb != 0.0) {
-        for (int64_t i = 0; i < x_shape0; ++i) {
-            /* logsumexp_custom.py:20: xb[i] += retb * math.exp(x[i] - lse) */
-            double tmp = exp(x[i] - lse);
-            xb[i] += retb * tmp;
-            for (int64_t k = 0; k < nbdirs; ++k) xbd[i * nbdirs + k] += retb * (tmp * (xd[i * nbdirs + k] - lsed[k]));
-        }
+    for (int64_t i = 0; i < x_shape0; ++i) {
+        /* logsumexp_custom.py:20: xb[i] += retb * math.exp(x[i] - lse) */
+        double tmp = exp(x[i] - lse);
+        xb[i] += retb * tmp;
+        for (int64_t k = 0; k < nbdirs; ++k) xbd[i * nbdirs + k] += retb * (tmp * (xd[i * nbdirs + k] - lsed[k]));
     }
 }
 

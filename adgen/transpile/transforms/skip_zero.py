@@ -12,18 +12,25 @@ zeros to the row, one load and one store per element.  A loop is guarded by
 ``s != 0.0`` when its body holds nothing but
 
 - pure ops and loads,
-- increments ``a[...] = a[...] + e`` (or ``- e``) of arrays, each ``e`` a product
-  (through ``*`` and negation) with a factor ``s``, the same scalar for every
-  increment, computed before the loop (or carried through it unchanged),
+- increments ``a[...] = a[...] + e`` (or ``- e``) of derivative arrays, each ``e``
+  a product (through ``*`` and negation) with a factor ``s``, the same
+  derivative scalar for every increment, computed before the loop (or
+  carried through it unchanged),
 
-and each value it carries is passed on unchanged or not used after it.  With
-``s`` zero each increment adds ``e * 0``, a zero whenever ``e`` is finite, so
-the loop changes nothing; where ``e`` is infinite or NaN the loop as written
-would make the element NaN, and the guarded one leaves it as it was (the
-contribution of a zero adjoint is zero).  Only derivatives get it (the primal
-computes what its source says, NaN included), and not a ``--debug`` build
-(whose bounds checks report a bad index even in a pass that adds zeros).
-Run on the IR as it is emitted (``pipeline.emitted_form``), last.
+and each value it carries is passed on unchanged or not used after it.  A
+derivative value is one computed from the function's tangent or adjoint
+parameters (``derivative_values``); the primal values of a derivative (the
+forward sweep of an adjoint, the primal part of a tangent, the copies of
+helpers) are never guarded: ``a[i] += x[i] * c`` with ``c`` zero turns an
+element ``-0.0`` into ``0.0``, which ``atan2`` tells apart.  With ``s`` zero
+each increment adds ``e * 0``, a zero whenever ``e`` is finite, so the loop
+changes no derivative but the sign of a zero element; where ``e`` is
+infinite or NaN the loop as written would make the element NaN, and the
+guarded one leaves it as it was (the contribution of a zero adjoint is
+zero).  Only derivatives get it (the primal computes what its source says,
+NaN included), and not a ``--debug`` build (whose bounds checks report a bad
+index even in a pass that adds zeros).  Run on the IR as it is emitted
+(``pipeline.emitted_form``), last.
 """
 
 from __future__ import annotations
@@ -31,7 +38,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..ir.core import (
-    PURE_OPS, Const, For, Function, If, Load, Op, Prim, Region, Store, Value, Yield,
+    PURE_OPS, Const, For, Function, If, Load, Op, Prim, Region, Store, Value, While, Yield,
+    Zeros,
 )
 from ..ir.types import BOOL, ScalarType
 from ..ir.walk import defined_inside, substitute
@@ -45,10 +53,42 @@ Outside = Callable[[Value], "Value | None"]
 def skip_zero(fn: Function) -> bool:
     """Guards every loop of ``fn`` that qualifies (see the module docstring)."""
     used = {v for o in fn.walk() for v in o.operands}  # (guarding only drops uses)
-    return _region(fn, fn.body, None, used)
+    return _region(fn, fn.body, None, used, derivative_values(fn))
 
 
-def _region(fn: Function, region: Region, guard: Value | None, used: set[Value]) -> bool:
+def derivative_values(fn: Function) -> set[Value]:
+    """The values of ``fn`` computed from its tangent and adjoint parameters (those its
+    ``tangent_of`` and ``adjoint_of`` name), and the local arrays such values are stored
+    into.  Fewer rather than more: results of calls and values popped from the tape are
+    left out (a ``g_b`` returns ``g``'s primal result), so nothing primal is in it."""
+    seeds = set(fn.tangent_of) | set(fn.adjoint_of)
+    out = {p for p, name in zip(fn.params, fn.param_names, strict=True) if name in seeds}
+    ops = list(fn.walk())
+    before = -1
+    while len(out) != before:
+        before = len(out)
+        for op in ops:
+            if isinstance(op, Store):
+                if op.operands[-1] in out and isinstance(op.operands[0].owner, Zeros):
+                    out.add(op.operands[0])
+            elif isinstance(op, (For, While)):
+                # a carried value, slot by slot: its initial value or what the body passes on
+                y = op.body.terminator
+                args = [r.args[1:] if isinstance(op, For) else r.args for r in op.regions]
+                for j, (init, nxt) in enumerate(zip(op.inits, y.operands, strict=True)):
+                    if init in out or nxt in out:
+                        out.update([op.results[j], *(a[j] for a in args)])
+            elif isinstance(op, If):
+                for j, r in enumerate(op.results):
+                    if any(branch.terminator.operands[j] in out for branch in op.regions):
+                        out.add(r)
+            elif isinstance(op, (*PURE_OPS, Load)) and any(v in out for v in op.operands):
+                out.update(op.results)
+    return out
+
+
+def _region(fn: Function, region: Region, guard: Value | None, used: set[Value],
+            derivative: set[Value]) -> bool:
     """Guards the loops of ``region``, where ``guard`` is known not to be zero (the region is
     the first branch of ``if guard != 0.0``: a loop already guarded)."""
     changed = False
@@ -56,8 +96,8 @@ def _region(fn: Function, region: Region, guard: Value | None, used: set[Value])
     while i < len(region.ops):
         op = region.ops[i]
         for k, sub in enumerate(op.regions):
-            changed |= _region(fn, sub, _nonzero(op) if k == 0 else None, used)
-        factor = _factor(op, used) if isinstance(op, For) else None
+            changed |= _region(fn, sub, _nonzero(op) if k == 0 else None, used, derivative)
+        factor = _factor(op, used, derivative) if isinstance(op, For) else None
         if isinstance(op, For) and factor is not None and factor is not guard:
             guarded = _guarded(fn, op, factor)
             region.ops[i:i + 1] = guarded
@@ -79,9 +119,10 @@ def _nonzero(op: Op) -> Value | None:
     return s if isinstance(z, Const) and z.value == 0.0 else None
 
 
-def _factor(loop: For, used: set[Value]) -> Value | None:
+def _factor(loop: For, used: set[Value], derivative: set[Value]) -> Value | None:
     """The scalar every increment of ``loop`` is a multiple of, if ``loop`` qualifies (a
-    prange stays as it is: its body runs in threads or on the device)."""
+    prange stays as it is: its body runs in threads or on the device; ``derivative``: the
+    values and arrays ``derivative_values`` finds)."""
     body = loop.body
     y = body.terminator
     if loop.parallel or loop.iteration_tape or not isinstance(y, Yield):
@@ -102,13 +143,14 @@ def _factor(loop: For, used: set[Value]) -> Value | None:
     for op in body.ops[:-1]:
         if isinstance(op, (*PURE_OPS, Load)) and not op.regions:
             continue
-        if not isinstance(op, Store):
+        if not isinstance(op, Store) or op.operands[0] not in derivative:
             return None
         s = _increment_factor(op, outside, inside)
         if s is None or (factor is not None and s is not factor):
             return None
         factor = s
-    if factor is None or not (isinstance(factor.type, ScalarType) and factor.type.is_float):
+    if factor is None or factor not in derivative or \
+            not (isinstance(factor.type, ScalarType) and factor.type.is_float):
         return None
     return factor
 
