@@ -73,14 +73,19 @@ def derivative_values(fn: Function) -> set[Value]:
                     out.add(op.operands[0])
             elif isinstance(op, (For, While)):
                 # a carried value, slot by slot: its initial value or what the body passes on
+                # (a body that ends otherwise, with a break or return, passes on nothing)
                 y = op.body.terminator
+                nxt = y.operands if isinstance(y, Yield) else []
                 args = [r.args[1:] if isinstance(op, For) else r.args for r in op.regions]
-                for j, (init, nxt) in enumerate(zip(op.inits, y.operands, strict=True)):
-                    if init in out or nxt in out:
+                for j, init in enumerate(op.inits):
+                    if init in out or (j < len(nxt) and nxt[j] in out):
                         out.update([op.results[j], *(a[j] for a in args)])
             elif isinstance(op, If):
+                # (a branch that ends with a break or a return yields nothing)
+                ys = [b.terminator.operands for b in op.regions
+                      if isinstance(b.terminator, Yield)]
                 for j, r in enumerate(op.results):
-                    if any(branch.terminator.operands[j] in out for branch in op.regions):
+                    if any(j < len(y) and y[j] in out for y in ys):
                         out.add(r)
             elif isinstance(op, (*PURE_OPS, Load)) and any(v in out for v in op.operands):
                 out.update(op.results)
