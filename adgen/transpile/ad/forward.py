@@ -152,9 +152,8 @@ class TangentFunction:
 
     def zero_shadow(self, array: Value) -> Value:
         """A zero tangent for an array that has none (passed to an active parameter)."""
-        key = array
-        if key in self.shadows:
-            return self.shadows[key]
+        if array in self.shadows:
+            return self.shadows[array]
         new = self.m(array)
         assert isinstance(new.type, ArrayType)
         owner = new.owner
@@ -174,7 +173,7 @@ class TangentFunction:
             pos = self.param_shadow_at
             self.param_shadow_at += len(b.region.ops)
         top.ops[pos:pos] = b.region.ops
-        self.shadows[key] = shadow
+        self.shadows[array] = shadow
         return shadow
 
     # -- function ----------------------------------------------------------------

@@ -127,9 +127,9 @@ def _visible(top: Region, target: Op) -> set[Value]:
     regions around it and the results of the ops before it in each."""
     out: set[Value] = set()
     for region, i in _locate(top, target):
-        out.update(a for a in region.args)
+        out.update(region.args)
         for op in region.ops[:i]:
-            out.update(r for r in op.results)
+            out.update(op.results)
     return out
 
 
@@ -264,7 +264,7 @@ def loop(af: AdjointFunction, op: For, b: Builder, adj: dict[Value, Value], star
     ops = rev.ops[:-1]
     inside = {v for o in ops for x in o.walk() for v in x.results}
     inside |= {a for o in ops for x in o.walk() for r in x.regions for a in r.args}
-    here = before | {a for a in fb.args} | {r for o in fb.ops for r in o.results}
+    here = before | set(fb.args) | {r for o in fb.ops for r in o.results}
     if any(v not in inside and v not in subst and v not in here
            for o in ops for x in o.walk() for v in x.operands):
         return False
@@ -321,7 +321,7 @@ def _hoist_calls(af: AdjointFunction, calls: list[Call], ops: list[Op], fb: Regi
     rest = list(ops)
     hoisted: list[Op] = []
     placed: dict[Op, Call] = {}  # call -> its g_b call (af.fwd_ops once all are placed)
-    known = known | {a for a in fb.args}
+    known = known | set(fb.args)
     i = 0
     while i < len(fb.ops):
         fwd = fb.ops[i]
@@ -331,7 +331,7 @@ def _hoist_calls(af: AdjointFunction, calls: list[Call], ops: list[Op], fb: Regi
             fb.ops[:] = saved
             return None
         if entry is None:
-            known.update(r for r in fwd.results)
+            known.update(fwd.results)
             i += 1
             continue
         assert call_op is not None
@@ -349,7 +349,7 @@ def _hoist_calls(af: AdjointFunction, calls: list[Call], ops: list[Op], fb: Regi
         rest = [o for o in rest if o is not bwd]
         placed[call_op] = jc
         for o in [*earlier, *sliced, jc]:
-            known.update(r for r in o.results)
+            known.update(o.results)
         i += len(earlier) + len(sliced) + 1
     af.fwd_ops.update(placed)
     for jc in placed.values():
@@ -449,12 +449,12 @@ def _split_if(op: If, ks: list[int]) -> If:
     first = clone(op, {})
     _keep_results(first, ks)
     for branch in first.regions:  # only what the yields need (``_branch_slice``)
-        needed = {v for v in branch.terminator.operands}
+        needed = set(branch.terminator.operands)
         kept: list[Op] = []
         for o in reversed(branch.ops[:-1]):
             if any(r in needed for r in o.results):
                 kept.append(o)
-                needed.update(v for v in o.operands)
+                needed.update(o.operands)
         branch.ops = [*reversed(kept), branch.ops[-1]]
     return first
 

@@ -138,7 +138,7 @@ class Recorder:
                 for sub in op.regions:
                     self.parent_op[sub] = op
                     self.index_forward(sub)
-                    self.copied.update(r for r in _regions(sub))
+                    self.copied.update(_regions(sub))
             else:
                 for sub in op.regions:
                     self.index_recomputed(sub)

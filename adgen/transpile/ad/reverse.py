@@ -39,7 +39,7 @@ from ..ir.core import (
 )
 from ..ir.prims import COMPARISONS
 from ..ir.types import I64, ArrayType, ScalarType, Type, VecType
-from ..ir.walk import structure
+from ..ir.walk import increment, structure
 from . import joint, rules
 from .forward import tangent_type
 from .record import Carried, Recorder, Replays
@@ -488,21 +488,14 @@ class AdjointFunction:
         for k, op in enumerate(ops):
             if not isinstance(op, Store) or op.operands[0] not in self.shadow:
                 continue
+            inc = increment(op)
             value = op.operands[-1]
-            upd = value.owner
-            if not (isinstance(upd, Prim) and upd.prim in ("add", "sub")
-                    and self.uses.get(value) == [op]):
+            if inc is None or self.uses.get(value) != [op]:
                 continue
-            for j in ((0, 1) if upd.prim == "add" else (0,)):
-                old = upd.operands[j].owner
-                if isinstance(old, Load) and old.operands[0] is op.operands[0] and \
-                        len(old.operands) == len(op.operands) - 1 and \
-                        all(a is c for a, c in zip(old.operands[1:], op.operands[1:-1])) and \
-                        self.uses.get(old.result) == [upd] and old in at and \
-                        all(isinstance(o, (Prim, Cast, Load, Const, Dim))
-                            for o in ops[at[old] + 1:k]):
-                    out[op] = (upd.operands[1 - j], upd.prim == "sub")
-                    break
+            old, term, subtracted = inc
+            if self.uses.get(old.result) == [value.owner] and old in at and \
+                    all(isinstance(o, (Prim, Cast, Load, Const, Dim)) for o in ops[at[old] + 1:k]):
+                out[op] = (term, subtracted)
         return out
 
     def rev_increment(self, op: Store, inc: tuple[Value, bool], b: Builder,
@@ -587,7 +580,7 @@ class AdjointFunction:
         c_params = self.activity.active_params(callee)
         c_results = self.activity.active_results(callee)
         args: list[Value] = []
-        params = {p for p in self.fn.params} | self.live_local_arrays()
+        params = set(self.fn.params) | self.live_local_arrays()
         # its g, or its C adjoint (@external), reads the arrays
         custom = (bool(callee.custom_adjoint) or callee.external is not None) and not self.vector
         for p, a in enumerate(op.operands):
@@ -667,9 +660,9 @@ class AdjointFunction:
         inside: set[Value] = set()
         for o in op.walk():
             if o is not op:
-                inside.update(r for r in o.results)
+                inside.update(o.results)
             for r in o.regions:
-                inside.update(a for a in r.args)
+                inside.update(r.args)
         out: list[Value] = []
         seen: set[Value] = set()
         for o in op.walk():
@@ -833,12 +826,12 @@ class AdjointFunction:
         """None when every array the body of ``op`` reads, itself or through a call, still
         holds the same elements in the reverse sweep (see ``reloadable``) and no call in it
         writes an array; else why."""
-        stable = {o for o in _stable_loads(self.fn, self.module)}
+        stable = set(_stable_loads(self.fn, self.module))
         if self.kept_calls is None:
             self.kept_calls = _kept_call_arrays(self.fn, self.module)
         params = {p for i, p in enumerate(self.fn.params)
                   if not self.split or i in self.kept_params}
-        every_param = {p for p in self.fn.params}
+        every_param = set(self.fn.params)
 
         def unkept(array: Value) -> str:
             return f"'{array.name}' is a local array" if array not in every_param else \

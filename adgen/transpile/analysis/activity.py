@@ -232,7 +232,7 @@ class _FunctionSolver:
                         V.add(op.result)
             for members, ins in self.slots.groups:
                 if differentiable(members[0]) and any(v in V for v in ins + members):
-                    V.update(m for m in members)
+                    V.update(members)
             changed = len(V) != before
         s.varied_out |= {i for i, p in enumerate(self.fn.params) if p in stored}
 
@@ -251,7 +251,7 @@ class _FunctionSolver:
                             U.add(v)
                 elif isinstance(op, Prim):
                     if op.result in U:
-                        U.update(v for v in _operands_with_derivative(op))
+                        U.update(_operands_with_derivative(op))
                 elif isinstance(op, Cast):
                     if op.result in U and differentiable(op.operands[0]):
                         U.add(op.operands[0])
@@ -280,7 +280,7 @@ class _FunctionSolver:
                         U.add(op.operands[0])
             for members, ins in self.slots.groups:
                 if any(m in U for m in members):
-                    U.update(m for m in members)
+                    U.update(members)
                     U.update(v for v in ins if differentiable(v))
             changed = len(U) != before
         for i, p in enumerate(self.fn.params):

@@ -21,7 +21,7 @@ from ..ir.types import ArrayType, ScalarType, Type, VecType, elem_of
 from .signature import CSignature
 from .variables import Var, Variables, constant_branch, touches_tape
 from ..frontend.diagnostics import AdgenError
-from ..ir.walk import index_dependent
+from ..ir.walk import increment, index_dependent
 
 #: modes whose functions may keep a tape (and so get a ``MODULE_b_tape_bytes()`` counter)
 TAPE_MODES = ("reverse", "vector-reverse", "hvp", "vector-hvp")
@@ -397,16 +397,13 @@ class FunctionEmitter(Variables):
     def increment_of(self, op: Store) -> tuple[str, Value] | None:
         """``("+=", v)`` when ``op`` stores ``a[i] + v`` to ``a[i]`` and that load is inlined
         into it (``("-=", v)`` for ``a[i] - v``)."""
+        inc = increment(op)
         value = op.operands[-1]
-        add = value.owner
-        if not isinstance(add, Prim) or add.prim not in ("add", "sub") or \
-                value not in self.inlined:
+        if inc is None or value not in self.inlined:
             return None
-        load = add.operands[0].owner
-        if isinstance(load, Load) and load.results[0] in self.inlined and \
-                load.operands[0] is op.operands[0] and \
-                all(a is b for a, b in zip(load.operands[1:], op.operands[1:-1], strict=True)):
-            return ("+=" if add.prim == "add" else "-=", add.operands[1])
+        load, term, subtracted = inc
+        if load.result is value.owner.operands[0] and load.result in self.inlined:
+            return ("-=" if subtracted else "+=", term)
         return None
 
     def op_Zeros(self, op: Zeros, depth: int) -> None:
@@ -719,7 +716,7 @@ class FunctionEmitter(Variables):
         outer = (self.lines, self.atomic_arrays)
         self.lines = []
         atomic, privatized = self.share(op, anywhere=True)
-        self.atomic_arrays = atomic | {a for a in privatized}
+        self.atomic_arrays = atomic | set(privatized)
         copies, bytes_ = self.block_copies(privatized)
         tape = "thread_tape" if self.uses_tape_in(op) else None
         self.thread_tape = tape  # each iteration pops what it pushes: a tape per thread
@@ -862,7 +859,7 @@ class FunctionEmitter(Variables):
                                      for s in stores)) and \
                     elem_of(array.type).name in ("f64", "f32"):
                 privatized.append(array)
-        return set(shared) - {a for a in privatized}, privatized
+        return set(shared) - set(privatized), privatized
 
     def omp_pragma(self, op: For, construct: str = "parallel for") -> str:
         """``#pragma omp parallel for``, through the runtime's ``ADGEN_OMP`` (nothing unless
@@ -887,7 +884,7 @@ class FunctionEmitter(Variables):
                 len({type(o) for o in ops}) > 1 or any(
                     isinstance(v.type, VecType) for o in ops for v in (*o.operands, *o.results)):
             return False
-        mine = {o for o in ops}
+        mine = set(ops)
         if any(inner not in mine and (isinstance(inner, (Push, Pop)) or isinstance(
                 inner, Call) and any(p.source[0] == "tape" for p in self.sigs[inner.callee].params))
                for inner in op.walk()):

@@ -251,7 +251,7 @@ class Variables:
                                                  and step.value in (1, -1)):
             return None
         body = op.body
-        inside = {o for o in body.ops}
+        inside = set(body.ops)
         written: dict[Value, tuple[Value, ...]] = {}
         kinds = (Prim, Cast, Const, Dim, Load, Store, Yield) + ((Push, Pop) if blocked else ())
         for o in body.ops:
@@ -259,12 +259,12 @@ class Variables:
                     isinstance(v.type, VecType) for v in (*o.operands, *o.results)):
                 return None
             if isinstance(o, Store):
-                at = tuple(i for i in o.operands[1:-1])
+                at = tuple(o.operands[1:-1])
                 if written.setdefault(o.operands[0], at) != at or not any(
                         _shifts(i, body.args[0], inside) for i in o.operands[1:-1]):
                     return None
         if any(isinstance(o, Load) and o.operands[0] in written and
-               tuple(i for i in o.operands[1:]) != written[o.operands[0]]
+               tuple(o.operands[1:]) != written[o.operands[0]]
                for o in body.ops):
             return None
         out: list[tuple[str, Value]] = []

@@ -6,7 +6,9 @@ import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .core import Break, Call, Continue, For, Function, Module, Op, Region, Value, While
+from .core import (
+    Break, Call, Continue, For, Function, Load, Module, Op, Prim, Region, Store, Value, While,
+)
 
 
 @dataclass
@@ -108,6 +110,24 @@ def defined_inside(op: Op) -> set[Value]:
         {a for o in op.walk() for r in o.regions for a in r.args}
 
 
+def increment(store: Store) -> tuple[Load, Value, bool] | None:
+    """``(load, e, subtracted)`` when ``store`` is ``a[idx] = a[idx] + e`` (either operand
+    order) or ``a[idx] = a[idx] - e``: the load of the same element, the term, and whether
+    it is subtracted; None otherwise."""
+    value = store.operands[-1]
+    upd = value.owner
+    if not (isinstance(upd, Prim) and upd.prim in ("add", "sub")):
+        return None
+    array, idx = store.operands[0], store.operands[1:-1]
+    for j in ((0, 1) if upd.prim == "add" else (0,)):
+        old = upd.operands[j].owner
+        if isinstance(old, Load) and old.operands[0] is array and \
+                len(old.operands) - 1 == len(idx) and \
+                all(a is c for a, c in zip(old.operands[1:], idx)):
+            return old, upd.operands[1 - j], upd.prim == "sub"
+    return None
+
+
 def index_dependent(loop: For) -> set[Value]:
     """The values of ``loop``'s body that may differ from one iteration to the next: those
     computed from its index; the index of an inner ``for`` whose start or step is (its stop
@@ -138,7 +158,7 @@ def index_dependent(loop: For) -> set[Value]:
 
     def mark(values: list[Value]) -> bool:
         new = [v for v in values if v not in varies]
-        varies.update(v for v in new)
+        varies.update(new)
         return bool(new)
 
     def visit(region: Region) -> bool:

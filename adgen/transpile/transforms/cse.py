@@ -43,17 +43,17 @@ from ..ir.walk import defined_inside, substitute
 
 
 def _key(op: Op, epoch: tuple[int, int], region: Region) -> Hashable | None:
-    ids = tuple(v for v in op.operands)
+    operands = tuple(op.operands)
     if isinstance(op, Const):
         return ("const", str(op.result.type), repr(op.value))
     if isinstance(op, Prim):
-        return ("prim", op.prim, str(op.result.type), ids)
+        return ("prim", op.prim, str(op.result.type), operands)
     if isinstance(op, Cast):
-        return ("cast", str(op.result.type), ids)
+        return ("cast", str(op.result.type), operands)
     if isinstance(op, Dim):
-        return ("dim", op.axis, ids)
+        return ("dim", op.axis, operands)
     if isinstance(op, Load):
-        return ("load", region, epoch, ids)
+        return ("load", region, epoch, operands)
     return None
 
 
@@ -134,7 +134,7 @@ def cse(fn: Function) -> bool:
             users.setdefault(v, []).append(o)
 
     def sealed(op: Op) -> bool:
-        ops = {o for o in op.walk()}
+        ops = set(op.walk())
         return all(u in ops for v in defined_inside(op) for u in users.get(v, ()))
 
     def resolve(v: Value) -> Value:

@@ -64,7 +64,7 @@ def _simple(loop: For) -> bool:
 
 def _reads(op: Op, loop: For) -> bool:
     """Whether ``op`` (or anything nested in it) uses a result of ``loop``."""
-    results = {r for r in loop.results}
+    results = set(loop.results)
     return any(v in results for o in op.walk() for v in o.operands)
 
 

@@ -124,14 +124,14 @@ def _parts(loop: For) -> Parts | None:
     early = {v for top in [*pre, m] for o in top.walk() for v in o.operands}
     if any(a in early for a in body.args[1:]):
         return None
-    defined = {body.args[0]} | {a for a in m.body.args} | \
+    defined = {body.args[0]} | set(m.body.args) | \
         {v for o in ops for inner_op in o.walk() for v in inner_op.results}
     # M's range: the same in every iteration (values from before L, or pure ops of them)
     invariant: set[Value] = set()
     for o in pre:
         if isinstance(o, PURE_OPS) and all(v not in defined or v in invariant
                                         for v in o.operands):
-            invariant.update(r for r in o.results)
+            invariant.update(o.results)
     if any(v in defined and v not in invariant for v in m.operands[:3]):
         return None
     # the copies of what comes before M run before the stores of the copies of earlier

@@ -73,7 +73,7 @@ def _plain(op: Op) -> bool:
 def _stops(op: Op, array: Value) -> bool:
     """Whether a store into ``array`` cannot move past ``op`` (not the region's terminator)."""
     return any(isinstance(o, (Call, Push, Pop, Assert, Break, Continue, Return)) or
-               any(v == array for v in o.operands) for o in op.walk())
+               any(v is array for v in o.operands) for o in op.walk())
 
 
 def _sink_region(region: Region) -> bool:

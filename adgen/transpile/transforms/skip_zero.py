@@ -42,7 +42,7 @@ from ..ir.core import (
     Zeros,
 )
 from ..ir.types import BOOL, ScalarType
-from ..ir.walk import defined_inside, substitute
+from ..ir.walk import defined_inside, increment, substitute
 
 
 #: ``outside(v)``: what ``v`` is before a loop (itself, or the initial value of what the loop
@@ -163,25 +163,10 @@ def _factor(loop: For, used: set[Value], derivative: set[Value]) -> Value | None
 def _increment_factor(store: Store, outside: Outside, inside: set[Value]) -> Value | None:
     """``s`` when ``store`` is ``a[idx] = a[idx] +/- e`` (the load in the loop, ``inside``)
     with ``e`` a product that has the factor ``s`` from before the loop."""
-    array, idx, value = store.operands[0], store.operands[1:-1], store.operands[-1]
-    add = value.owner
-    if not (isinstance(add, Prim) and add.prim in ("add", "sub")):
+    inc = increment(store)
+    if inc is None or inc[0].result not in inside:
         return None
-    a, b = add.operands
-    if _loads(a, array, idx, inside):
-        term = b
-    elif add.prim == "add" and _loads(b, array, idx, inside):
-        term = a
-    else:
-        return None
-    return _factor_of(term, outside)
-
-
-def _loads(v: Value, array: Value, idx: list[Value], inside: set[Value]) -> bool:
-    """Whether ``v`` is a load of ``array`` at ``idx`` made in the loop (``inside``)."""
-    o = v.owner
-    return v in inside and isinstance(o, Load) and o.operands[0] is array and \
-        len(o.operands) - 1 == len(idx) and all(p is q for p, q in zip(o.operands[1:], idx))
+    return _factor_of(inc[1], outside)
 
 
 def _factor_of(e: Value, outside: Outside) -> Value | None:
