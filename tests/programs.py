@@ -63,7 +63,10 @@ forward sweep decided and overwrote:
 * loops around a reduction loop (:func:`reduction_nest`): a float started
   per outer iteration, updated by an inner loop over a range fixed before the
   outer one, then summed (maybe after a statement), the shape the emitted code
-  runs four outer iterations at a time (``transforms/jam.py``);
+  runs four outer iterations at a time (``transforms/jam.py``); one in two
+  updates it by an array element and sums it behind a relu gate,
+  ``s += max(g, 0.0) * z``, the shape whose adjoint loop and vector tangent
+  ``transforms/skip_zero.py`` skips when the gate is zero;
 * sums over a loop of calls of a float helper (:func:`call_sum`), whose
   adjoint is known in the forward sweep when the sum reaches the return
   linearly: the adjoint then calls the helper's ``g_b`` there
@@ -1303,7 +1306,12 @@ def reduction_nest(draw, scope: Scope) -> list[str]:
     inner_scope = enter_loop(body_scope, Loop(allow_continue=False))
     loop_var(inner_scope, iname, ilo, ihi, ihints)
     c = draw(st.sampled_from([0.5, 0.25]))
-    e = draw(float_expr(inner_scope, 2, 1.0))
+    gated = draw(st.booleans())
+    if gated and float_arrays(inner_scope):
+        a = inner_scope.arrays[draw(st.sampled_from(float_arrays(inner_scope)))]
+        e = FExpr(draw(array_element(inner_scope, a)), ARRAY_BOUND)
+    else:
+        e = draw(float_expr(inner_scope, 0 if gated else 2, 1.0))
     z = scope.fn.fresh("v")
     op = draw(st.sampled_from(["+=", "-="]))
     update = f"{z} {op} {ffmt(c)} * {e.text}" if draw(st.integers(0, 3)) else \
@@ -1313,8 +1321,13 @@ def reduction_nest(draw, scope: Scope) -> list[str]:
     s = scope.fn.fresh("v")
     k = draw(st.sampled_from([0.5, 0.25]))
     term = draw(st.sampled_from([z, f"math.tanh({z})", f"math.tanh({z}) * math.tanh({z})"]))
-    body = [f"{z} = {init.text}", f"for {iname} in {itext}:", "    " + update, *after,
-            f"{s} += {ffmt(k)} * {term}"]
+    add = f"{s} += {ffmt(k)} * {term}"
+    if gated:
+        # a relu gate: zero for about half the iterations (transforms/skip_zero.py skips the
+        # adjoint loop of the update behind it, and the tangent of a plain update)
+        g = draw(float_expr(body_scope, 1, 1.0))
+        add = f"{s} += max({g.text}, 0.0) * {z}"
+    body = [f"{z} = {init.text}", f"for {iname} in {itext}:", "    " + update, *after, add]
     define_float(scope, s, k * max(1.0, init.bound + c * e.bound * itrips) * trips)
     return [f"{s} = 0.0", f"for {name} in {text}:"] + indent(body)
 

@@ -243,6 +243,65 @@ def test_skip_zero_guards_loops_that_only_add_multiples_of_one_scalar() -> None:
     assert not skip_zero(fn)  # nothing more to guard
 
 
+SKIP_TERMS_SOURCE = """
+import math
+
+from adgen import Array, f64
+
+
+def f(x: Array[f64], y: Array[f64], w: Array[f64], n: int) -> f64:
+    r = 0.0
+    for v in range(n):
+        s = 0.0
+        for i in range(len(x)):
+            s += x[i]
+        r = r + w[v] * s  # guarded: w[v] is read from an array
+        s2 = 0.0
+        for i in range(len(x)):
+            s2 += 2.0 * x[i]
+        r = r + 1.0 / w[v] * s2  # not: a computed factor
+        s3 = 0.0
+        for i in range(4):
+            s3 += 3.0 * x[i]
+        r = r + w[v] * s3  # not: four scalar iterations
+        s4 = 0.0
+        for i in range(len(x)):
+            s4 += 4.0 * x[i]
+        x[0] = 1.0
+        r = r + w[v] * s4  # not: x is written between its loop and the sum
+        t = 0.0
+        s5 = 0.0
+        for i in range(len(x)):
+            t += y[i]
+            s5 += y[i] * x[i]
+        r = r + w[v] * s5 + t  # guarded: a copy of the loop computes s5 alone
+        t6 = 0.0
+        s6 = 0.0
+        for i in range(len(x)):
+            e = math.exp(y[i])
+            t6 += e
+            s6 += e * x[i]
+        r = r + w[v] * s6 + t6  # not: the copy would compute exp again
+    return r
+"""
+
+
+def test_skip_zero_guards_terms_whose_work_is_a_loop() -> None:
+    from adgen.transpile.transforms.skip_zero import skip_zero
+    m = parse_module("t.py", SKIP_TERMS_SOURCE)
+    fn = m.function("f")
+    simplify(fn)
+    loops = count(fn, "for")
+    assert not skip_zero(fn)  # a primal function: no derivative values
+    fn.tangent_of = {"x": "x"}  # as if x were a tangent array
+    assert skip_zero(fn)
+    verify_function(fn)
+    text = print_function(fn)
+    assert text.count(" = ne ") == 2, text
+    assert count(fn, "for") == loops + 1  # s5's loop split: t's stays, a copy in the if
+    assert not skip_zero(fn)  # nothing more to guard
+
+
 def test_skip_zero_only_in_derivatives_and_not_in_debug_builds(tmp_path: Path) -> None:
     from adgen.api import transpile
     path = tmp_path / "relu.py"

@@ -237,3 +237,67 @@ def test_cli_mode_jacobian_writes_both_vector_modes(tmp_path: Path) -> None:
         "rosenbrock_dv.h"]
     assert "--mode vector-forward --mode vector-reverse" in \
         (tmp_path / "rosenbrock_dv.c").read_text()
+
+
+SKINNING = """
+import math
+
+from adgen import Array, f64
+
+
+def skin(tf: Array[f64, 2], p: Array[f64, 2], w: Array[f64, 2], pos: Array[f64]) -> None:
+    for v in range(p.shape[0]):
+        acc = 0.0
+        for b in range(w.shape[1]):
+            t = 0.0
+            for kk in range(4):
+                t += tf[b, kk] * p[v, kk]
+            acc += t * w[v, b]
+        pos[v] = acc
+
+
+def lse(x: Array[f64]) -> float:
+    s = 0.0
+    for i in range(len(x)):
+        s += math.exp(x[i])
+    return math.log(s)
+"""
+
+
+def test_tangent_work_behind_a_zero_weight_is_skipped(tmp_path: Path) -> None:
+    """``acc += t * w[v, b]`` with sparse weights: in vector mode the loop over ``kk`` of
+    ``td`` (directions) runs only where ``w[v, b] != 0.0``, split from the primal loop of
+    ``t`` (transforms/skip_zero.py, "Terms").  The Jacobian is the same: against the
+    dense formula, stacked jvps (scalar mode, not guarded: four multiply-adds cost less
+    than a branch), and the three-way check with zero weights."""
+    path = tmp_path / "skinning.py"
+    path.write_text(SKINNING)
+    m = adgen.load(str(path), modes=("primal", "forward", "vector-forward"))
+    vector = m.transpiled.outputs["vector-forward"].source.text
+    scalar = m.transpiled.outputs["forward"].source.text
+    assert vector.count("if (w_v_b != 0.0) {") == 1, vector
+    assert "!= 0.0" not in scalar and "!= 0.0" not in m.transpiled.outputs["primal"].source.text
+    # lse's tangent is 1 / s * sd: a computed factor, and the loop of sd shares exp with s
+    assert vector.count("!= 0.0") == 1
+    rng = np.random.default_rng(5)
+    nv, nb = 9, 6
+    tf, p = rng.normal(size=(nb, 4)), rng.normal(size=(nv, 4))
+    w = rng.uniform(size=(nv, nb)) * (rng.uniform(size=(nv, nb)) < 0.4)
+    w[:, 0] = 0.0
+    w[3] = 0.0  # a vertex with no bone
+    assert 0 < np.count_nonzero(w) < w.size
+    args = (tf, p, w, np.zeros(nv))
+    jac = adgen.jacobian(m.skin, args, wrt="tf", of="pos", mode="forward")
+    assert jac.calls == 1
+    # pos[v] = sum_b w[v, b] * tf[b] . p[v]: d pos[v] / d tf[b, kk] = w[v, b] * p[v, kk]
+    dense = np.einsum("vb,vk->vbk", w, p).reshape(nv, nb * 4)
+    np.testing.assert_allclose(jac.matrix, dense, rtol=1e-15, atol=0.0)
+    for col in range(nb * 4):  # one scalar jvp per column
+        tfd = np.zeros(nb * 4)
+        tfd[col] = 1.0
+        posd = np.zeros(nv)
+        m.skin.jvp((tf, p, w, np.zeros(nv)), (tfd.reshape(nb, 4), None, None, posd))
+        np.testing.assert_allclose(posd, dense[:, col], rtol=1e-15, atol=0.0)
+    report = adgen.check(str(path), modes=("forward", "vector-forward"),
+                         args={"skin": list(args)})
+    assert report.ok, report.table()
