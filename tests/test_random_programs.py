@@ -139,14 +139,16 @@ def test_random_program(worker: CheckWorker, program: Program) -> None:
 @pytest.mark.parametrize("path", REGRESSIONS, ids=[os.path.basename(p) for p in REGRESSIONS])
 def test_regression(worker: CheckWorker, path: str) -> None:
     """Each reduced program passes the checks (in the modes a ``# check modes: a, b`` line
-    names, else all), or, if it says ``# expect: rejected`` (a program outside the subset that
-    adgen used to miscompile), gets a diagnostic."""
+    names, else all; with the independents a ``# check wrt: x, y`` line names, else every
+    float), or, if it says ``# expect: rejected`` (a program outside the subset that adgen
+    used to miscompile), gets a diagnostic."""
     with open(path, encoding="utf-8") as f:
         source = f.read()
     options: dict[str, Any] = {}
     for line in source.splitlines():
-        if line.startswith("# check modes:"):
-            options["modes"] = tuple(m.strip() for m in line.split(":", 1)[1].split(","))
+        for key in ("modes", "wrt"):
+            if line.startswith(f"# check {key}:"):
+                options[key] = tuple(m.strip() for m in line.split(":", 1)[1].split(","))
     status, text = worker.check(path, **options)
     if "# expect: rejected" in source:
         assert status == "error" and "AdgenError" in text, f"{status}\n{source}\n{text}"

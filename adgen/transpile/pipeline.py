@@ -264,7 +264,8 @@ def emitted_form(module: Module, copy: bool, debug: bool, log: PassLog,
     """The IR as it is emitted: loops around reductions jammed (``transforms/jam.py``),
     for the CUDA target the stores of each kernel's iteration sunk to its end
     (``transforms/sink.py``), and in a derivative (not ``copy``) the loops that only add
-    multiples of a scalar skipped when it is zero (``transforms/skip_zero.py``); in a copy
+    multiples of a scalar, and the work of a term behind a weight, skipped when it is zero
+    (``transforms/skip_zero.py``, verified after: it moves ops into branches); in a copy
     when ``copy`` (the primal IR, which the AD transforms read).  Not in a debug build,
     whose bounds checks must fail at the first bad index in the source's order (the jammed
     copies read before the copies of earlier iterations store)."""
@@ -281,6 +282,7 @@ def emitted_form(module: Module, copy: bool, debug: bool, log: PassLog,
             log.record("sink", fn)
         if not copy and fn.external is None and skip_zero(fn):
             log.record("skip-zero", fn)
+            verify_function(fn)
     return module
 
 
