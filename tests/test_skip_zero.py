@@ -12,6 +12,7 @@ unless the loop's copy would repeat floating-point work (``exp``), not in scalar
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -125,3 +126,58 @@ def test_guarded_terms_give_the_derivatives_of_the_code_as_written(
     jac = adgen.jacobian(m.f, (x, w, y, out), wrt="x", of="out", mode="forward")
     np.testing.assert_allclose(jac.matrix, expected_jacobian(var, x, w, y), rtol=1e-14,
                                atol=1e-15)
+
+
+PRANGE_AND_JAM = """
+from adgen import Array, f64, prange
+
+
+def f(x: Array[f64], y: Array[f64], z: Array[f64], w: Array[f64], out: Array[f64]) -> None:
+    for v in prange(len(w)):
+        a = w[v] * x[v % 2]
+        s = 0.0
+        for i in range(len(z)):
+            s += a * z[i]
+        q = 0.0
+        for i in range(len(y)):
+            q += y[i] * y[i] * x[i]
+        out[v] = s * s + q
+
+
+def g(x: Array[f64], u: Array[f64], y: Array[f64], out: Array[f64]) -> None:
+    for v in range(len(x)):
+        s = 0.0
+        for i in range(len(y)):
+            s += y[i] * x[i]
+        out[v] = x[v] + u[v] * s
+"""
+
+
+def test_no_terms_in_a_prange_nor_in_a_jammed_loop(tmp_path: Path) -> None:
+    """In a prange the adjoint ``xb[v % 2] += w[v] * ab`` stays an increment, which the
+    emitter makes thread-private (guarded, it was a plain read and write of the shared
+    array: lost updates with OpenMP); and the four tangents of a loop that
+    transforms/jam.py made compute four sums stay in that one loop (each guarded term
+    took a loop of its own: slower with dense weights).  Only g's last iterations, one
+    at a time, are guarded."""
+    path = tmp_path / "pj.py"
+    path.write_text(PRANGE_AND_JAM)
+    m = adgen.load(str(path), modes=("primal", "forward", "vector-forward", "reverse",
+                                      "vector-reverse"), wrt=("x", "y"), openmp=True)
+    text = {mode: m.transpiled.outputs[mode].source.text
+            for mode in ("vector-forward", "reverse", "vector-reverse")}
+    for mode, t in text.items():
+        f_body = t[t.index("void f_"):t.index("void g_")]
+        assert "!= 0.0" not in f_body, mode
+    assert "ADGEN_PRIVATE(double, xb, x_shape0)" in text["reverse"]
+    g_dv = text["vector-forward"][text["vector-forward"].index("void g_dv"):]
+    assert g_dv.count("if (u_v") == 1, g_dv
+    rng = np.random.default_rng(2)
+    w = rng.uniform(size=9) * (rng.uniform(size=9) < 0.5)
+    args = {"f": [rng.uniform(size=6), rng.uniform(size=6), rng.uniform(size=5), w,
+                  np.zeros(9)],
+            "g": [rng.uniform(size=9), w.copy(), rng.uniform(size=9), np.zeros(9)]}
+    report = adgen.check(str(path), modes=("forward", "vector-forward", "reverse",
+                                           "vector-reverse"), wrt=("x", "y"), args=args,
+                         openmp=True)
+    assert report.ok, report.table()

@@ -63,8 +63,12 @@ the branch, when
   scalar tangent of four multiply-adds costs less than a branch taken at
   random: the scalar tangent of ht's skinning took 140 us without the guards
   and 185 with them);
+- the sum is not in a prange (whose sums and increments of arrays are made
+  reductions, atomic or thread-private) and not stored back as an increment
+  ``a[idx] = a[idx] + c * x`` (the loop rule's business);
 - in vector modes, a loop of the slice that also carries primal values (``t``
-  above) is split: it stays where it was for them (with what it reads), and a
+  above), and no other derivative values (not a loop that ``transforms/jam.py``
+  made compute four sums at once), is split: it stays where it was for them (with what it reads), and a
   copy in the branch computes the derivative ones, if the two share no
   floating-point work (loads and index arithmetic only; the tangent of ``s +=
   exp(x[i] - a)`` would compute ``exp`` twice).  Not in scalar modes, where the
@@ -283,19 +287,30 @@ class _Term:
 
 def _terms(fn: Function, region: Region, guard: Value | None, derivative: set[Value]) -> bool:
     """Guards the terms of ``region`` and of the regions nested in it that qualify
-    (``guard``: as in ``_region``)."""
+    (``guard``: as in ``_region``).  Not in a prange: its sums and its increments of
+    arrays are what the emitter makes reductions, atomic or thread-private."""
     changed = False
     for op in region.ops:
+        if isinstance(op, For) and op.parallel:
+            continue
         for k, sub in enumerate(op.regions):
             changed |= _terms(fn, sub, _nonzero(op) if k == 0 else None, derivative)
     i = 0
     while i < len(region.ops):
         term = _term(region, i, derivative)
-        if term is not None and term.c is not guard:
+        if term is not None and term.c is not guard and not _incremented(region, i):
             i = _guard_term(fn, region, i, term, derivative)
             changed = True
         i += 1
     return changed
+
+
+def _incremented(region: Region, i: int) -> bool:
+    """The result of ``region.ops[i]`` is stored back, ``a[idx] = a[idx] + e``: the emitter
+    writes ``a[idx] += e`` (the loop rule skips such increments a loop at a time)."""
+    r = region.ops[i].result
+    return any(isinstance(o, Store) and o.operands[-1] is r and increment(o) is not None
+               for o in region.ops[i + 1:])
 
 
 def _users(region: Region) -> dict[Value, set[Op]]:
@@ -359,7 +374,10 @@ def _slice(region: Region, k: int, i: int, users: dict[Value, set[Op]],
         if not mine or any(v not in derivative for v in mine):
             continue
         if len(mine) != len(o.results):
-            if not (vector and isinstance(o, For) and _cheap_to_split(o, mine)):
+            # (not a loop that computes other derivatives too: the four sums of a jammed
+            # loop, transforms/jam.py, would each get a loop of their own)
+            if not (vector and isinstance(o, For) and _cheap_to_split(o, mine)) or \
+                    any(v in derivative and v not in mine for v in o.results):
                 continue
             split[o] = mine
         taken.add(o)
