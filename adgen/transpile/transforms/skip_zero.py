@@ -68,12 +68,13 @@ the branch, when
   ``a[idx] = a[idx] + c * x`` (the loop rule's business);
 - in vector modes, a loop of the slice that also carries primal values (``t``
   above), and no other derivative values (not a loop that ``transforms/jam.py``
-  made compute four sums at once), is split: it stays where it was for them (with what it reads), and a
-  copy in the branch computes the derivative ones, if the two share no
-  floating-point work (loads and index arithmetic only; the tangent of ``s +=
-  exp(x[i] - a)`` would compute ``exp`` twice).  Not in scalar modes, where the
-  copy's second pass over the loads costs about what the guard saves (with
-  dense weights a scalar tangent took 0.81 ms split against 0.57 ms).
+  made compute four sums at once), is split: it stays where it was for them
+  (with what it reads), and a copy in the branch computes the derivative ones,
+  if the two share no floating-point work (loads and index arithmetic only;
+  the tangent of ``s += exp(x[i] - a)`` would compute ``exp`` twice).  Not in
+  scalar modes, where the copy's second pass over the loads costs about what
+  the guard saves (with dense weights a scalar tangent took 0.81 ms split
+  against 0.57 ms).
 
 The primal values are computed as before; the derivative ones as the loop
 rule says: with ``c`` zero ``r`` is ``a`` where ``a + 0 * x`` would be NaN for
@@ -346,8 +347,7 @@ def _term(region: Region, i: int, derivative: set[Value]) -> _Term | None:
     users = _users(region)  # (only now: it walks the whole region)
     for m, a, c, x in candidates:
         mo = m.owner
-        if users.get(m) != {r} or users.get(x) != {mo} or \
-                mo not in region.ops:
+        if users.get(m) != {r} or users.get(x) != {mo} or mo not in region.ops:
             continue
         term = _slice(region, region.ops.index(mo), i, users, derivative)
         if term is not None:
