@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .core import (
-    Break, Call, Continue, For, Function, Load, Module, Op, Prim, Region, Store, Value, While,
+    Break, Call, Const, Continue, For, Function, Load, Module, Op, Prim, Region, Store, Value,
+    While,
 )
 
 
@@ -108,6 +109,20 @@ def defined_inside(op: Op) -> set[Value]:
     the arguments of its regions and theirs (not ``op``'s own results)."""
     return {r for o in op.walk() if o is not op for r in o.results} | \
         {a for o in op.walk() for r in o.regions for a in r.args}
+
+
+def trips(loop: For) -> int | None:
+    """The number of iterations of ``loop`` when its start, stop and step are constants."""
+    start, stop, step = (int_const(v) for v in loop.operands[:3])
+    if start is None or stop is None or not step:
+        return None
+    return max(0, (stop - start + step - (1 if step > 0 else -1)) // step)
+
+
+def int_const(v: Value) -> int | None:
+    """The value of an integer constant, None for anything else."""
+    o = v.owner
+    return int(o.value) if isinstance(o, Const) and not isinstance(o.value, float) else None
 
 
 def increment(store: Store) -> tuple[Load, Value, bool] | None:

@@ -37,7 +37,7 @@ from ..ir.core import (
     PURE_OPS, Const, For, Function, Load, Loc, Op, Prim, Push, Region, Store, Value, Yield,
 )
 from ..ir.types import I64, ScalarType
-from ..ir.walk import clone
+from ..ir.walk import clone, int_const, trips
 
 #: outer iterations per jammed iteration
 FACTOR = 4
@@ -75,18 +75,6 @@ def _jam_region(region: Region) -> bool:
     return changed
 
 
-def _const(v: Value) -> int | None:
-    o = v.owner
-    return int(o.value) if isinstance(o, Const) and not isinstance(o.value, float) else None
-
-
-def _trips(loop: For) -> int | None:
-    start, stop, step = (_const(v) for v in loop.operands[:3])
-    if start is None or stop is None or not step:
-        return None
-    return max(0, (stop - start + step - (1 if step > 0 else -1)) // step)
-
-
 #: a jammable loop's body: the ops before the inner loop, the inner loop, the ops after it
 Parts = tuple[list[Op], For, list[Op]]
 
@@ -94,12 +82,12 @@ Parts = tuple[list[Op], For, list[Op]]
 def _parts(loop: For) -> Parts | None:
     """``loop``'s body split around its inner loop, if the loop may be jammed (the
     conditions of the module docstring); None otherwise."""
-    step = _const(loop.operands[2])
+    step = int_const(loop.operands[2])
     body = loop.body
     if loop.iteration_tape or not step:
         return None
-    trips = _trips(loop)
-    if trips is not None and trips < 2 * FACTOR:
+    n = trips(loop)
+    if n is not None and n < 2 * FACTOR:
         return None
     ops = body.ops[:-1]
     inner = [j for j, o in enumerate(ops) if o.regions]
@@ -112,7 +100,7 @@ def _parts(loop: For) -> Parts | None:
     if m.parallel or m.iteration_tape or len(m_ops) > MAX_INNER_OPS or \
             not any(isinstance(a.type, ScalarType) and a.type.is_float for a in m.body.args[1:]):
         return None
-    m_trips = _trips(m)
+    m_trips = trips(m)
     if m_trips is not None and m_trips < MIN_INNER:
         return None
     if not all(isinstance(o, (*PURE_OPS, Load)) and not o.regions for o in m_ops):
@@ -154,7 +142,7 @@ def _jammed(loop: For, pre: list[Op], m: For, post: list[Op]) -> list[Op]:
     ``pre``, the inner loop ``m``, ``post``), FACTOR at a time, after the ops of its stop and
     step; its results are the index where the rest starts and what the loop carries."""
     start, stop, step_v = loop.operands[:3]
-    step = _const(step_v)
+    step = int_const(step_v)
     assert step
     loc = loop.loc
     body = loop.body
@@ -216,7 +204,7 @@ def _jammed(loop: For, pre: list[Op], m: For, post: list[Op]) -> list[Op]:
     # stop - (FACTOR - 1) * step, written stop + c for a step below zero
     back = (FACTOR - 1) * step
     before: list[Op] = []
-    end = _const(stop)
+    end = int_const(stop)
     if end is not None:
         before.append(Const([], [Value(I64)], loc, value=end - back))
     else:

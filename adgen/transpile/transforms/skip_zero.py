@@ -91,7 +91,7 @@ from ..ir.core import (
     Value, While, Yield, Zeros, is_float_value,
 )
 from ..ir.types import BOOL, ScalarType, VecType
-from ..ir.walk import clone, defined_inside, increment, substitute
+from ..ir.walk import clone, defined_inside, increment, substitute, trips
 from .dce import dce
 
 
@@ -299,7 +299,7 @@ def _terms(fn: Function, region: Region, guard: Value | None, derivative: set[Va
     i = 0
     while i < len(region.ops):
         term = _term(region, i, derivative)
-        if term is not None and term.c is not guard and not _incremented(region, i):
+        if term is not None and term.c is not guard:
             i = _guard_term(fn, region, i, term, derivative)
             changed = True
         i += 1
@@ -328,7 +328,8 @@ def _users(region: Region) -> dict[Value, set[Op]]:
 def _term(region: Region, i: int, derivative: set[Value]) -> _Term | None:
     """The term at ``region.ops[i]`` if it qualifies: ``r = a + c * x`` (or ``a - c * x``,
     ``x * c``...) with ``r`` and ``x`` derivative values, ``c`` a primal float scalar that
-    may well be zero, the product used there alone, and a slice worth a branch."""
+    may well be zero, the product used there alone, ``r`` not stored back as an increment,
+    and a slice worth a branch."""
     r = region.ops[i]
     if not (isinstance(r, Prim) and r.prim in ("add", "sub")) or r.result not in derivative:
         return None
@@ -342,26 +343,26 @@ def _term(region: Region, i: int, derivative: set[Value]) -> _Term | None:
             if c not in derivative and isinstance(c.type, ScalarType) and c.type.is_float \
                     and _may_be_zero(c) and x in derivative:
                 candidates.append((m, a, c, x))
-    if not candidates:
+    if not candidates or _incremented(region, i):
         return None
     users = _users(region)  # (only now: it walks the whole region)
     for m, a, c, x in candidates:
         mo = m.owner
         if users.get(m) != {r} or users.get(x) != {mo} or mo not in region.ops:
             continue
-        term = _slice(region, region.ops.index(mo), i, users, derivative)
-        if term is not None:
-            term.c, term.a = c, a
-            return term
+        found = _slice(region, region.ops.index(mo), i, users, derivative)
+        if found is not None:
+            return _Term(c, a, mo, *found)
     return None
 
 
 def _slice(region: Region, k: int, i: int, users: dict[Value, set[Op]],
-           derivative: set[Value]) -> _Term | None:
-    """The term at ``region.ops[i]`` whose product is ``region.ops[k]``, with the ops
-    before it whose results serve it alone (through each other), all derivative values
-    but the primal results of a loop to be split; None unless they are worth a branch
-    and may run later, at the term's place (``c`` and ``a`` left for the caller)."""
+           derivative: set[Value]) -> tuple[list[Op], dict[Op, list[Value]]] | None:
+    """The slice of the term at ``region.ops[i]`` whose product is ``region.ops[k]`` and
+    its loops to split (``_Term``): the ops before the product whose results serve it
+    alone (through each other), all derivative values but the primal results of a loop
+    to be split; None unless they are worth a branch and may run later, at the term's
+    place."""
     product = region.ops[k]
     vector = isinstance(product.result.type, VecType)
     taken: set[Op] = {product}
@@ -392,7 +393,7 @@ def _slice(region: Region, k: int, i: int, users: dict[Value, set[Op]],
                                   (isinstance(w, Store) and w.operands[0] in read)
                                   for w in o.walk()):
             return None
-    return _Term(product.operands[0], product.operands[0], product, ops, split)
+    return ops, split
 
 
 def _may_be_zero(c: Value) -> bool:
@@ -448,16 +449,7 @@ def _worth_a_branch(ops: list[Op], product: Op) -> bool:
         return False
     if isinstance(product.result.type, VecType):
         return True
-    return any(_trips(loop) is None or _trips(loop) > 16 for loop in loops)
-
-
-def _trips(loop: For) -> int | None:
-    """The number of iterations of ``loop`` when its bounds are constants."""
-    bounds = [v.owner for v in loop.operands[:3]]
-    if not all(isinstance(b, Const) for b in bounds):
-        return None
-    start, stop, step = (b.value for b in bounds)  # type: ignore[union-attr]
-    return len(range(int(start), int(stop), int(step))) if step else None
+    return any((n := trips(loop)) is None or n > 16 for loop in loops)
 
 
 def _pure(op: Op) -> bool:
