@@ -162,11 +162,12 @@ def test_check_validates_a_hand_edited_file(tmp_path: Path) -> None:
 
 
 def test_module_not_utf8_or_too_deep_exits_2(tmp_path: Path) -> None:
-    # not UTF-8 (CPython rejects it too); a 400-term sum, too deep for the recursive emitter
+    # not UTF-8 (CPython rejects it too); 3,000 unary minuses, too deep for CPython's compiler
+    # at its default recursion limit
     latin = tmp_path / "latin.py"
     latin.write_bytes(b"# caf\xe9\ndef f(x: float) -> float:\n    return x\n")
     deep = tmp_path / "deep.py"
-    deep.write_text("def f(x: float) -> float:\n    return " + " + ".join(["x"] * 400) + "\n")
+    deep.write_text("def f(x: float) -> float:\n    return " + "-" * 3000 + "x\n")
     for path, fragment in [(latin, "latin.py:1: the file is not UTF-8 text (byte 0xe9)"),
                            (deep, "deep.py:1:1: error: this module is nested too deeply")]:
         r = run_cli(str(path), "--mode", "forward", "--mode", "reverse", "-o",

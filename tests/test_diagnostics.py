@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -141,6 +142,12 @@ CASES = [
         def f(x: float) -> float:
             return x
         """), 1, 26, "adgen has no name 'Tensor'", None),
+    ("import of a name math does not have", module("""
+        from math import exp, nosuch
+
+        def f(x: float) -> float:
+            return exp(x)
+        """), 1, 23, "math has no name 'nosuch' (CPython raises ImportError here", None),
     ("code at module level", module("""
         def f(x: float) -> float:
             return x
@@ -164,6 +171,18 @@ CASES = [
         def double(p: float) -> float:
             return p * 2.0
         """), 1, 5, "'double' is a keyword in C or C++", None),
+    ("function named like a name C reserves", module("""
+        def _Bool(p: float) -> float:
+            return p * 2.0
+        """), 1, 5, "C reserves names like '_Bool'", None),
+    ("function named in other than ASCII", module("""
+        def fα(p: float) -> float:
+            return p * 2.0
+        """), 1, 5, "the function name 'fα' is not ASCII", None),
+    ("a name Python reads as another", module("""
+        def f(x: float) -> float:
+            return ｘ * 2.0
+        """), 2, 12, "Python reads the name 'ｘ' as 'x' (write it as 'x')", None),
     ("function named main", module("""
         def main(p: float) -> float:
             return p * 2.0
@@ -217,8 +236,9 @@ CASES = [
         """), 4, 5, "'N' is a module constant and cannot be assigned", (1, 1, "defined here")),
     ("module nested too deeply for CPython", "def f(x: float) -> float:\n    return "
      + " + ".join(["x"] * 5000) + "\n", 1, 1, "this module is nested too deeply", None),
-    ("expression nested too deeply for adgen", "def f(x: float) -> float:\n    return "
-     + "-" * 1000 + "x\n", 1, 1, "this module is nested too deeply", None),
+    ("expression nested too deeply for CPython's default recursion limit",
+     "def f(x: float) -> float:\n    return " + "-" * 3000 + "x\n", 1, 1,
+     "this module is nested too deeply", None),
     ("relative import", module("""
         from . import helpers
 
@@ -612,6 +632,12 @@ CASES = [
                 x = x * 2.0
             return x
         """), 2, 25, "'# adgen: binomial(0)' keeps no snapshot", None),
+    ("binomial directive with more snapshots than a program needs", module("""
+        def f(x: float, n: int) -> float:
+            for i in range(n):  # adgen: binomial(99999999999999999999999)
+                x = x * 2.0
+            return x
+        """), 2, 25, "keeps too many snapshots (write binomial(k) with k <= 1,000,000", None),
     ("binomial directive off a loop", module("""
         def f(x: float, n: int) -> float:
             x = x * 2.0  # adgen: binomial(3)
@@ -1282,6 +1308,21 @@ CASES = [
         def f(a: Array[f64], i: int, j: int) -> float:
             return a[i, j]
         """), 3, 12, "a 1-d array needs 1 index(es), got 2", None),
+    ("a constant index past the end of a local array", HEADER + module("""
+        N = 3
+
+
+        def f(x: float) -> float:
+            b = zeros(N)
+            b[N] = x
+            return b[0]
+        """), 7, 7, "index 3 is out of range of 'b', which has 3 element(s)", (6, 9, "created here")),
+    ("a constant negative index before the start of a local array", HEADER + module("""
+        def f(x: float) -> float:
+            c = zeros((2, 4))
+            c[1, 0] = x
+            return c[1, -5]
+        """), 5, 17, "index -5 is out of range on axis 1 of 'c', which has 4 element(s)", None),
     ("zeros inside a loop", HEADER + module("""
         def f(x: float, n: int) -> float:
             for i in range(n):
@@ -1447,6 +1488,9 @@ CASES += [
     _external_case("a C keyword", '@external(C, name="double")',
                    "the C function name 'double' cannot be used: 'double' is a keyword in C or "
                    "C++", '"double"'),
+    _external_case("a name C reserves", '@external(C, name="__f")',
+                   "the C function name '__f' cannot be used: C reserves names like '__f'",
+                   '"__f"'),
     _external_case("a libm function", '@external(C, name="sin")',
                    "'sin' is a function of the C math library", '"sin"'),
     _external_case("main", '@external(C, name="main")', "'main' is the entry point of a C "
@@ -1628,6 +1672,13 @@ ACCEPTED = {
         def f(a: Array[f64, 0x2]) -> float:
             return a[0, 0] * a[0, 1]
         """),
+    "names C cannot have, renamed (non-ASCII, C23 and GNU keywords, reserved)": HEADER + module("""
+        def f(α: float, σ2: Array[f64], _Bool: float, typeof: float, __x: float) -> float:
+            β = α * 2.0 + _Bool * typeof + __x
+            for é in range(len(σ2)):
+                β += σ2[é] * α
+            return β
+        """),
     "parameter named like a module constant, assigned": module("""
         N = 3
 
@@ -1646,6 +1697,60 @@ def test_accepted(tmp_path: Path, source: str) -> None:
     path.write_text(source, encoding="utf-8")
     t = transpile(str(path), ("forward", "reverse"))
     assert set(t.outputs) == {"forward", "reverse"}
+
+
+def test_names_c_cannot_have_are_renamed(tmp_path: Path) -> None:
+    """Parameters and locals named in other than ASCII, or like C23's and GNU C's keywords
+    or C's reserved names, get C names (Python's names stay the binding's), and the module
+    builds and passes the three-way check; a module whose file name is not an identifier is
+    refused before anything is written."""
+    path = tmp_path / "model.py"
+    path.write_text(ACCEPTED["names C cannot have, renamed (non-ASCII, C23 and GNU keywords, "
+                             "reserved)"], encoding="utf-8")
+    out = tmp_path / "out"
+    r = run_cli(str(path), "--mode", "forward", "--mode", "reverse", "--mode", "vector-forward",
+                "--check", "-o", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    header = (out / "model_b.h").read_text()
+    assert "double alpha, double *alphab, const double *sigma2" in header
+    assert "double v__Bool" in header and "double typeof_" in header and "v___x" in header
+    bad = tmp_path / "my-model.py"
+    bad.write_text("def f(x: float) -> float:\n    return x\n")
+    r = run_cli(str(bad), "-o", str(tmp_path / "bad"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "the module name 'my-model' cannot name C functions and files (rename the file to " \
+           "a Python identifier, e.g. my_model.py)" in r.stderr
+    assert not (tmp_path / "bad").exists()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_locals_named_like_cpp_keywords_are_renamed_for_cuda(tmp_path: Path) -> None:
+    """nvcc compiles the CUDA target as C++: a local named `new` or `this` is renamed."""
+    path = tmp_path / "model.py"
+    path.write_text(HEADER + module("""
+        def f(x: Array[f64], y: Array[f64]) -> None:
+            for i in prange(len(x)):
+                new = x[i] * 2.0
+                this = new + 1.0
+                y[i] = this * new
+        """))
+    out = tmp_path / "out"
+    r = run_cli(str(path), "--target", "cuda", "--emulate", "--mode", "reverse", "--check",
+                "-o", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "double new_ = x[i] * 2.0;" in (out / "model_b.cu").read_text()
+
+
+def test_a_sum_of_a_thousand_terms_transpiles(tmp_path: Path) -> None:
+    """Code generators write long expressions: a sum of 1,000 products (as deep as CPython
+    runs it) transpiles, where CPython's default recursion limit once stopped at 300."""
+    from adgen.api import transpile
+
+    path = tmp_path / "long.py"
+    path.write_text("def f(x: float) -> float:\n    return " + " + ".join(["1.5 * x"] * 1000)
+                    + "\n")
+    t = transpile(str(path), ("reverse",))
+    assert "1.5" in t.outputs["reverse"].source.text
 
 
 # -- completeness: every rejection message in adgen's source has a case above ---------------------

@@ -182,9 +182,44 @@ def build_requests(module: Module, sel: Selection) -> dict[str, "Request"]:
     return requests
 
 
+def check_module_name(path: str) -> None:
+    """The module's name (its file's, without .py) names the generated files and C functions
+    (``NAME_b.c``, ``NAME_b_tape_bytes``) and the Python extension: it must be an ASCII
+    identifier, as a module Python can import is."""
+    import os
+
+    name = os.path.splitext(os.path.basename(path))[0]
+    if not (name.isidentifier() and name.isascii()):
+        better = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in name)
+        if not better[:1].isalpha() and better[:1] != "_":
+            better = "m_" + better
+        raise UsageError(f"the module name '{name}' cannot name C functions and files (rename "
+                         f"the file to a Python identifier, e.g. {better}.py)")
+
+
+#: the recursion limit while transpiling: the parser's visitors, the lowering and some passes
+#: recurse over nested expressions (with CPython's default of 1,000 a sum of 300 terms was
+#: already too deep; with this one a sum of 1,000 terms, as generated code has, transpiles)
+RECURSION_LIMIT = 20_000
+
+
 def transpile_source(path: str, source: str, modes: list[str], sel: Selection | None = None,
                      precision: str = "f64", debug: bool = False, dump_all: bool = False,
                      command: str = "", target: str = "c") -> Transpiled:
+    import sys
+
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, RECURSION_LIMIT))
+    try:
+        return _transpile_source(path, source, modes, sel, precision, debug, dump_all, command,
+                                 target)
+    finally:
+        sys.setrecursionlimit(before)
+
+
+def _transpile_source(path: str, source: str, modes: list[str], sel: Selection | None,
+                      precision: str, debug: bool, dump_all: bool, command: str,
+                      target: str) -> Transpiled:
     from .ad.forward import differentiate
     from .analysis.activity import analyze
     from .analysis.lint import lint
@@ -196,6 +231,7 @@ def transpile_source(path: str, source: str, modes: list[str], sel: Selection | 
     from .ir.verifier import verify_module
 
     sel = sel or Selection()
+    check_module_name(path)
     diags = Diagnostics()
     module = parse_module(path, source, Options(precision=precision), diags)
     user = [fn.name for fn in module.functions]

@@ -18,7 +18,7 @@
 double heat(double *u, int64_t u_shape0, double alpha, int64_t steps)
 {
     /* heat.py:8: new = zeros(n) */
-    double *new = adgen_calloc((size_t)(u_shape0), sizeof(double));
+    double *new_ = adgen_calloc((size_t)(u_shape0), sizeof(double));
     /* heat.py:9: for _ in range(steps): */
     for (int64_t _ = 0; _ < steps; ++_) {
         /* heat.py:10: for i in range(1, n - 1): */
@@ -27,13 +27,13 @@ double heat(double *u, int64_t u_shape0, double alpha, int64_t steps)
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:11: new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) */
             double u_i = u[i];
-            new[i] = u_i + alpha * (u[i - 1] - 2.0 * u_i + u[i + 1]);
+            new_[i] = u_i + alpha * (u[i - 1] - 2.0 * u_i + u[i + 1]);
         }
         /* heat.py:12: for i in range(1, n - 1): */
         ADGEN_SIMD(omp simd)
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:13: u[i] = new[i] */
-            u[i] = new[i];
+            u[i] = new_[i];
         }
     }
     /* heat.py:15: for i in range(n): */
@@ -46,7 +46,7 @@ double heat(double *u, int64_t u_shape0, double alpha, int64_t steps)
     }
     /* heat.py:17: return energy */
     double result = energy;
-    free(new);
+    free(new_);
     return result;
 }
 

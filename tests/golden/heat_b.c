@@ -32,7 +32,7 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
 {
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* heat.py:8: new = zeros(n) */
-    double *new = adgen_calloc((size_t)(u_shape0), sizeof(double));
+    double *new_ = adgen_calloc((size_t)(u_shape0), sizeof(double));
     /* heat.py:9: for _ in range(steps): */
     for (int64_t _ = 0; _ < steps; ++_) {
         /* heat.py:10: for i in range(1, n - 1): */
@@ -45,7 +45,7 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
             double u_i = u[i];
             double tmp_1 = u[i - 1];
             double tmp_2 = u[i + 1];
-            new[i] = u_i + alpha * (tmp_1 - 2.0 * u_i + tmp_2);
+            new_[i] = u_i + alpha * (tmp_1 - 2.0 * u_i + tmp_2);
             /* heat.py:10: for i in range(1, n - 1): */
             adgen_put_f64(block, (i - 1) * 24, tmp_1);
             adgen_put_f64(block, (i - 1) * 24 + 8, u_i);
@@ -55,7 +55,7 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
         ADGEN_SIMD(omp simd)
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:13: u[i] = new[i] */
-            u[i] = new[i];
+            u[i] = new_[i];
         }
     }
     /* heat.py:15: for i in range(n): */
@@ -113,7 +113,7 @@ double heat_b(double *u, double *ub, int64_t u_shape0, double alpha, double *alp
     *alphab += alphab_1;
     double result = energy;
     free(newb);
-    free(new);
+    free(new_);
     adgen_tape_bytes_last = adgen_tape_free(&tape);
     return result;
 }

@@ -34,7 +34,7 @@ double heat_b_d(double *u, double *ud, double *ub, double *ubd, int64_t u_shape0
 {
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* heat.py:8: new = zeros(n) */
-    double *new = adgen_calloc((size_t)(u_shape0), sizeof(double));
+    double *new_ = adgen_calloc((size_t)(u_shape0), sizeof(double));
     double *newd = adgen_calloc((size_t)(u_shape0), sizeof(double));
     /* heat.py:9: for _ in range(steps): */
     for (int64_t _ = 0; _ < steps; ++_) {
@@ -54,7 +54,7 @@ double heat_b_d(double *u, double *ud, double *ub, double *ubd, int64_t u_shape0
             double tmp_5 = u[tmp_4];
             double tmp_6 = ud[tmp_4];
             double tmp_7 = tmp_2 - 2.0 * u_i + tmp_5;
-            new[i] = u_i + alpha * tmp_7;
+            new_[i] = u_i + alpha * tmp_7;
             newd[i] = ud_i + (tmp_7 * alphad + alpha * (tmp_3 - 2.0 * ud_i + tmp_6));
             /* heat.py:10: for i in range(1, n - 1): */
             adgen_put_f64(block, (i - 1) * 48, tmp_2);
@@ -68,7 +68,7 @@ double heat_b_d(double *u, double *ud, double *ub, double *ubd, int64_t u_shape0
         ADGEN_SIMD(omp simd)
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:13: u[i] = new[i] */
-            u[i] = new[i];
+            u[i] = new_[i];
             ud[i] = newd[i];
         }
     }
@@ -149,7 +149,7 @@ double heat_b_d(double *u, double *ud, double *ub, double *ubd, int64_t u_shape0
     free(newbd);
     free(newb);
     free(newd);
-    free(new);
+    free(new_);
     adgen_tape_bytes_last = adgen_tape_free(&tape);
     return result;
 }

@@ -35,7 +35,7 @@ double heat_b_dv(double *u, double *ud, double *ub, double *ubd, int64_t u_shape
     ADGEN_ASSUME_NBDIRS(nbdirs);
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* heat.py:8: new = zeros(n) */
-    double *new = adgen_calloc((size_t)(u_shape0), sizeof(double));
+    double *new_ = adgen_calloc((size_t)(u_shape0), sizeof(double));
     double *newd = adgen_calloc((size_t)(u_shape0 * nbdirs), sizeof(double));
     /* heat.py:9: for _ in range(steps): */
     for (int64_t _ = 0; _ < steps; ++_) {
@@ -55,7 +55,7 @@ double heat_b_dv(double *u, double *ud, double *ub, double *ubd, int64_t u_shape
             double tmp_6[nbdirs];
             for (int64_t k = 0; k < nbdirs; ++k) tmp_6[k] = ud[tmp_4 * nbdirs + k];
             double tmp_7 = tmp_2 - 2.0 * u_i + tmp_5;
-            new[i] = u_i + alpha * tmp_7;
+            new_[i] = u_i + alpha * tmp_7;
             for (int64_t k = 0; k < nbdirs; ++k) newd[i * nbdirs + k] = ud_i[k] + (tmp_7 * alphad[k] + alpha * (tmp_3[k] - 2.0 * ud_i[k] + tmp_6[k]));
             /* heat.py:10: for i in range(1, n - 1): */
             adgen_push_f64(&tape, tmp_2);
@@ -68,7 +68,7 @@ double heat_b_dv(double *u, double *ud, double *ub, double *ubd, int64_t u_shape
         /* heat.py:12: for i in range(1, n - 1): */
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:13: u[i] = new[i] */
-            u[i] = new[i];
+            u[i] = new_[i];
             for (int64_t k = 0; k < nbdirs; ++k) ud[i * nbdirs + k] = newd[i * nbdirs + k];
         }
     }
@@ -153,7 +153,7 @@ double heat_b_dv(double *u, double *ud, double *ub, double *ubd, int64_t u_shape
     free(newbd);
     free(newb);
     free(newd);
-    free(new);
+    free(new_);
     adgen_tape_bytes_last = adgen_tape_free(&tape);
     return result;
 }

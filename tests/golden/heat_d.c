@@ -22,7 +22,7 @@
 double heat_d(double *u, double *ud, int64_t u_shape0, double alpha, double alphad, int64_t steps, double *retd)
 {
     /* heat.py:8: new = zeros(n) */
-    double *new = adgen_calloc((size_t)(u_shape0), sizeof(double));
+    double *new_ = adgen_calloc((size_t)(u_shape0), sizeof(double));
     double *newd = adgen_calloc((size_t)(u_shape0), sizeof(double));
     /* heat.py:9: for _ in range(steps): */
     for (int64_t _ = 0; _ < steps; ++_) {
@@ -36,14 +36,14 @@ double heat_d(double *u, double *ud, int64_t u_shape0, double alpha, double alph
             int64_t tmp_1 = i - 1;
             int64_t tmp_2 = i + 1;
             double tmp_3 = u[tmp_1] - 2.0 * u_i + u[tmp_2];
-            new[i] = u_i + alpha * tmp_3;
+            new_[i] = u_i + alpha * tmp_3;
             newd[i] = ud_i + (tmp_3 * alphad + alpha * (ud[tmp_1] - 2.0 * ud_i + ud[tmp_2]));
         }
         /* heat.py:12: for i in range(1, n - 1): */
         ADGEN_SIMD(omp simd)
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:13: u[i] = new[i] */
-            u[i] = new[i];
+            u[i] = new_[i];
             ud[i] = newd[i];
         }
     }
@@ -61,7 +61,7 @@ double heat_d(double *u, double *ud, int64_t u_shape0, double alpha, double alph
     *retd = energyd;
     double result = energy;
     free(newd);
-    free(new);
+    free(new_);
     return result;
 }
 

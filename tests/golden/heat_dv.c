@@ -24,7 +24,7 @@ double heat_dv(double *u, double *ud, int64_t u_shape0, double alpha, const doub
 {
     ADGEN_ASSUME_NBDIRS(nbdirs);
     /* heat.py:8: new = zeros(n) */
-    double *new = adgen_calloc((size_t)(u_shape0), sizeof(double));
+    double *new_ = adgen_calloc((size_t)(u_shape0), sizeof(double));
     double *newd = adgen_calloc((size_t)(u_shape0 * nbdirs), sizeof(double));
     /* heat.py:9: for _ in range(steps): */
     for (int64_t _ = 0; _ < steps; ++_) {
@@ -38,13 +38,13 @@ double heat_dv(double *u, double *ud, int64_t u_shape0, double alpha, const doub
             int64_t tmp_1 = i - 1;
             int64_t tmp_2 = i + 1;
             double tmp_3 = u[tmp_1] - 2.0 * u_i + u[tmp_2];
-            new[i] = u_i + alpha * tmp_3;
+            new_[i] = u_i + alpha * tmp_3;
             for (int64_t k = 0; k < nbdirs; ++k) newd[i * nbdirs + k] = ud_i[k] + (tmp_3 * alphad[k] + alpha * (ud[tmp_1 * nbdirs + k] - 2.0 * ud_i[k] + ud[tmp_2 * nbdirs + k]));
         }
         /* heat.py:12: for i in range(1, n - 1): */
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:13: u[i] = new[i] */
-            u[i] = new[i];
+            u[i] = new_[i];
             for (int64_t k = 0; k < nbdirs; ++k) ud[i * nbdirs + k] = newd[i * nbdirs + k];
         }
     }
@@ -63,7 +63,7 @@ double heat_dv(double *u, double *ud, int64_t u_shape0, double alpha, const doub
     for (int64_t k = 0; k < nbdirs; ++k) retd[k] = energyd[k];
     double result = energy;
     free(newd);
-    free(new);
+    free(new_);
     return result;
 }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from ..ir.prims import PRIMS
 from .c_library import FUNCTIONS, GNU_FUNCTIONS, MACROS, TYPES
@@ -12,7 +13,12 @@ C_KEYWORDS = {
     "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict",
     "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
     "unsigned", "void", "volatile", "while", "bool", "true", "false",
+    # C23, and keywords of gcc's default GNU dialect
+    "alignas", "alignof", "constexpr", "nullptr", "static_assert", "thread_local", "typeof",
+    "typeof_unqual", "asm",
 }
+#: names C reserves for the implementation: _Bool, _Alignas, __attribute__, __restrict...
+C_RESERVED_PATTERN = re.compile(r"__\w*|_[A-Z]\w*")
 #: names of the C program and library that generated code uses itself
 C_LIBRARY_NAMES = {"main", "errno", "NULL", "free", "calloc", "malloc", "abort", "exit", "int64_t",
                    "int32_t", "size_t", "INFINITY", "NAN"}
@@ -38,14 +44,12 @@ LIBM_NAMES = {f for p in PRIMS.values() if p.c_func for f in p.c_func.values()} 
     "floor", "ceil", "fmin", "fmax", "round", "trunc", "fmod", "copysign"}
 
 
-def reserved(name: str, functions: set[str] | frozenset[str] = frozenset(),
-             in_header: bool = False) -> bool:
-    """Whether ``name`` would clash with C, libm, adgen's runtime or a module function (and, for
-    parameter names, which appear in headers included from C++, with C++)."""
-    return name in C_KEYWORDS or name in C_LIBRARY_NAMES or name in LIBM_NAMES or \
-        name in MACROS or name in TYPES or \
-        name.startswith(("adgen_", "ADGEN_")) or name in functions or \
-        (in_header and name in CPP_KEYWORDS)
+def reserved(name: str, functions: set[str] | frozenset[str] = frozenset()) -> bool:
+    """Whether ``name`` would clash with C, libm, adgen's runtime or a module function, or
+    with C++ (headers are included from C++, and nvcc compiles the CUDA target as C++)."""
+    return name in C_KEYWORDS or C_RESERVED_PATTERN.fullmatch(name) is not None or \
+        name in C_LIBRARY_NAMES or name in LIBM_NAMES or name in MACROS or name in TYPES or \
+        name.startswith(("adgen_", "ADGEN_")) or name in functions or name in CPP_KEYWORDS
 
 
 def function_name_problem(name: str, functions: set[str] | frozenset[str]) -> str | None:
@@ -53,6 +57,8 @@ def function_name_problem(name: str, functions: set[str] | frozenset[str]) -> st
     the generated API (``f``, ``f_d``), so they are never renamed behind the user's back."""
     if name in C_KEYWORDS or name in CPP_KEYWORDS:
         return f"'{name}' is a keyword in C or C++"
+    if C_RESERVED_PATTERN.fullmatch(name):
+        return f"C reserves names like '{name}' (starting with __, or _ and a capital letter)"
     if name in LIBM_NAMES:
         return f"'{name}' is a function of the C math library"
     if name == "main":
@@ -70,13 +76,45 @@ def function_name_problem(name: str, functions: set[str] | frozenset[str]) -> st
     return None
 
 
+def ascii_name(name: str) -> str:
+    """``name`` spelled in the characters of C names: each other character by its name
+    when it is a letter (``α`` -> ``alpha``, ``Σ`` -> ``Sigma``, ``é`` -> ``e``), else by its
+    code point (``u00b2``)."""
+    if name.isascii():
+        return name
+    out: list[str] = []
+    for ch in name:
+        words = unicodedata.name(ch, "").split()
+        if ch.isascii():
+            out.append(ch)
+        elif "LETTER" in words and words[-1] != "LETTER":
+            rest = words[words.index("LETTER") + 1:]
+            rest = rest[:rest.index("WITH")] if "WITH" in rest else rest
+            spelled = "".join(w.lower() for w in rest if w.isascii() and w.isalnum())
+            if not spelled:
+                spelled = f"u{ord(ch):04x}"
+            out.append(spelled.capitalize() if "CAPITAL" in words else spelled)
+        else:
+            out.append(f"u{ord(ch):04x}")
+    text = "".join(out)
+    return text if text[:1].isalpha() or text[:1] == "_" else "v_" + text
+
+
+def c_base(name: str) -> str:
+    """What C names made from ``name`` start from: ``name`` in ASCII (``ascii_name``), after
+    ``v_`` where it begins as adgen's names or C's reserved ones do (no suffix makes a
+    reserved prefix safe)."""
+    out = ascii_name(name)
+    if out.startswith(("adgen_", "ADGEN_")) or C_RESERVED_PATTERN.fullmatch(out):
+        out = "v_" + out
+    return out
+
+
 def c_safe(name: str, taken: set[str], functions: set[str] | frozenset[str] = frozenset()) -> str:
-    """A parameter name: ``name``, or ``name_`` (``name__``...) when it is reserved or taken;
-    records it in ``taken``."""
-    out = name
-    if out.startswith(("adgen_", "ADGEN_")):
-        out = "v_" + out  # no suffix makes a reserved prefix safe
-    while reserved(out, functions, in_header=True) or out in taken:
+    """A parameter name: ``c_base(name)``, or that followed by ``_`` (``__``...) when it is
+    reserved or taken; records it in ``taken``."""
+    out = c_base(name)
+    while reserved(out, functions) or out in taken:
         out += "_"
     taken.add(out)
     return out

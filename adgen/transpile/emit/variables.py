@@ -23,7 +23,7 @@ from ..ir.core import (
 )
 from ..ir.prims import PRIMS
 from ..ir.types import BOOL, ArrayType, Type, VecType, elem_of
-from .names import reserved
+from .names import c_base, reserved
 from .signature import CSignature, root_param
 
 
@@ -473,9 +473,7 @@ class Variables:
 
     # -- naming ------------------------------------------------------------------------
     def fresh_name(self, hint: str) -> str:
-        base = hint if hint.isidentifier() else "tmp"
-        if base.startswith(("adgen_", "ADGEN_")):
-            base = "v_" + base
+        base = c_base(hint) if hint.isidentifier() else "tmp"
         functions = set(self.sigs)
         name, k = base, 1
         # a local must not hide a function it calls, a C library name or a macro
@@ -488,6 +486,7 @@ class Variables:
 
     def loop_index_name(self, hint: str) -> str:
         """Loop indices are scoped to their loop: siblings may share a name."""
+        hint = c_base(hint)
         name, k = hint, 1
         while name in self.names or name in self.active_ivs or reserved(name, set(self.sigs)):
             name = f"{hint}_{k}"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..ir.builder import Builder
-from ..ir.core import Call, Const, If, Loc, Region, Value, Yield
+from ..ir.core import Call, Const, If, Loc, Prim, Region, Value, Yield, Zeros
 from ..ir.prims import CONSTANTS, INTRINSICS, PRIMS
 from ..ir.types import BOOL, I64, ArrayType, ScalarType, Type, is_float, promote
 from .diagnostics import AdgenError, Diagnostics, Note
@@ -109,6 +109,38 @@ class ExpressionLowering:
     def const_value(self, v: Value) -> float | int | bool | None:
         op = v.owner
         return op.value if isinstance(op, Const) else None
+
+    def static_int(self, v: Value) -> int | None:
+        """``v``'s value when it is an integer known here: a constant, or integer arithmetic
+        of constants (``N + 1`` with ``N`` a module constant); None otherwise."""
+        op = v.owner
+        if isinstance(op, Const):
+            return op.value if isinstance(op.value, int) and not isinstance(op.value, bool) \
+                else None
+        if not isinstance(op, Prim) or op.prim not in ("add", "sub", "mul", "neg") or \
+                op.result.type != I64:
+            return None
+        args = [self.static_int(a) for a in op.operands]
+        if any(a is None for a in args):
+            return None
+        return PRIMS[op.prim].fold(*args)
+
+    def check_constant_index(self, node: cst.CSTNode, name: str, array: Value, axis: int,
+                             index: Value) -> None:
+        """Reject a constant index outside a local array whose extent is a constant
+        (``t = zeros(3)``, ``t[5]`` or ``t[-4]``): CPython raises IndexError there, and the C
+        would read or write past the array."""
+        owner = array.owner
+        if not isinstance(owner, Zeros):
+            return
+        c, extent = self.static_int(index), self.static_int(owner.operands[axis])
+        if c is None or extent is None or -extent <= c < extent:
+            return
+        where = f" on axis {axis}" if array.type.ndim > 1 else ""
+        raise self.error(node, f"index {c} is out of range{where} of '{name}', which has "
+                               f"{extent} element(s) (use an index from 0 to {extent - 1}, or "
+                               f"from -{extent} to -1 from the end)",
+                         [Note(owner.loc, "created here")])
 
     def convert(self, node: cst.CSTNode, v: Value, to: ScalarType, what: str) -> Value:
         """Implicit conversion for assignment, arguments and returns: int -> float only."""
@@ -232,6 +264,7 @@ class ExpressionLowering:
             if not isinstance(e.slice, cst.Index):
                 raise self.error(e, "slicing is not supported (index single elements inside a loop)")
             idx = self.int_value(e.slice.value, self.expr(e.slice.value), "an index")
+            self.check_constant_index(e.slice.value, spelled(node.value), array, axis, idx)
             c = self.const_value(idx)
             if isinstance(c, int) and c < 0:
                 b = self.at(e)

@@ -8,6 +8,7 @@ are of the supported kinds; it still checks names, types and arities.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -58,6 +59,9 @@ DIRECTIVE = re.compile(r"#\s*adgen\s*:")
 LOOP_DIRECTIVES = ("store", "recompute", "checkpoint")
 #: binomial(k) on a for loop: revolve's checkpointing with at most k snapshots
 BINOMIAL = re.compile(r"binomial\(\s*(\d+)\s*\)")
+#: the most snapshots binomial(k) may keep (more is never needed: k >= the trip count keeps
+#: every iteration's state)
+MAX_SNAPSHOTS = 1_000_000
 #: on a prange: its adjoint computes each iteration's Jacobian in forward mode and applies
 #: its transpose (``ad/mixed.py``)
 FORWARD_IN_REVERSE = "forward-in-reverse"
@@ -186,7 +190,19 @@ class Fence(cst.CSTVisitor):
     def visit_Module(self, node: cst.Module) -> None:
         self._allow_docstring(node)
 
+    def visit_Name(self, node: cst.Name) -> None:
+        name = node.value
+        if not name.isascii() and unicodedata.normalize("NFKC", name) != name:
+            normal = unicodedata.normalize("NFKC", name)
+            raise AdgenError(self.loc(node), f"Python reads the name '{name}' as '{normal}' "
+                                             f"(write it as '{normal}')")
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        name = node.name.value
+        if not name.isascii():
+            raise AdgenError(self.loc(node.name), f"the function name '{name}' is not ASCII (it "
+                                                  "names the generated C functions: use ASCII "
+                                                  "letters, digits and _)")
         if self.depth > 0:
             raise AdgenError(self.loc(node),
                              "nested functions are not supported (define it at module level)")
@@ -232,6 +248,10 @@ class Fence(cst.CSTVisitor):
             if binomial is not None and int(binomial.group(1)) < 1:
                 raise AdgenError(self.loc(c), f"'# adgen: {d}' keeps no snapshot (write "
                                               "binomial(k) with k >= 1)")
+            if binomial is not None and int(binomial.group(1)) > MAX_SNAPSHOTS:
+                raise AdgenError(self.loc(c), f"'# adgen: {d}' keeps too many snapshots (write "
+                                              f"binomial(k) with k <= {MAX_SNAPSHOTS:,}; k >= the "
+                                              "trip count keeps every iteration's state)")
             if is_loop_directive(d):
                 self.loop_comment_ids.add(c)
 

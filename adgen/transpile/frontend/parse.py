@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 
 import libcst as cst
@@ -95,9 +96,13 @@ def check_python_syntax(display: str, source: str) -> None:
 
     An adgen module is valid Python (DESIGN.md section 1).  CPython's compiler
     gives better syntax messages and positions than LibCST's parser, and also
-    catches errors a parser does not (``break`` outside a loop and the like).
+    catches errors a parser does not (``break`` outside a loop and the like).  It runs
+    under CPython's default recursion limit (transpiling raises it, see
+    ``pipeline.RECURSION_LIMIT``), which bounds how deep an expression CPython compiles.
     """
+    limit = sys.getrecursionlimit()
     try:
+        sys.setrecursionlimit(min(limit, CPYTHON_RECURSION_LIMIT))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             compile(source, display, "exec", dont_inherit=True)
@@ -111,3 +116,9 @@ def check_python_syntax(display: str, source: str) -> None:
                          f"invalid syntax: {exc} (an adgen module must be valid Python)") from None
     except (RecursionError, MemoryError):  # CPython's compiler gives up on deep nesting
         raise AdgenError(Loc(display, 1, 1), TOO_DEEP) from None
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+#: sys.getrecursionlimit() in a CPython that has not changed it
+CPYTHON_RECURSION_LIMIT = 1000

@@ -146,6 +146,9 @@ class ScopeReader:
                                                 f"(write from adgen import {name})")
                     self.scope.from_adgen.add(name)
                 elif mod in ("math", "numpy"):
+                    if not _module_has(mod, name):
+                        raise self.error(alias, f"{mod} has no name '{name}' (CPython raises "
+                                                "ImportError here: import a name it defines)")
                     self.scope.imported[local] = (mod, name)
                 elif mod == "typing":
                     continue
@@ -441,6 +444,13 @@ def _spell(t: Type) -> str:
     if isinstance(t, ArrayType):
         return f"Array[{t.elem.name}]" if t.ndim == 1 else f"Array[{t.elem.name}, {t.ndim}]"
     return str(t)
+
+
+def _module_has(mod: str, name: str) -> bool:
+    """Whether ``from mod import name`` works in CPython (``mod``: math or numpy)."""
+    import importlib
+
+    return hasattr(importlib.import_module(mod), name)
 
 
 def _dotted(node: cst.BaseExpression) -> str:

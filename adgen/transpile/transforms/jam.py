@@ -45,6 +45,8 @@ FACTOR = 4
 MIN_INNER = 8
 #: inner bodies above this many ops are left alone (FACTOR copies would spill registers)
 MAX_INNER_OPS = 40
+#: the range of the loops' int64 indices
+INT64 = (-(2**63), 2**63 - 1)
 
 
 
@@ -84,8 +86,12 @@ def _parts(loop: For) -> Parts | None:
     conditions of the module docstring); None otherwise."""
     step = int_const(loop.operands[2])
     body = loop.body
-    if loop.iteration_tape or not step:
-        return None
+    if loop.iteration_tape or not step or not isinstance(body.terminator, Yield):
+        return None  # (a body that ends in break, continue or return runs once at most)
+    end = int_const(loop.operands[1])
+    if not INT64[0] <= FACTOR * step <= INT64[1] or \
+            end is not None and not INT64[0] <= end - (FACTOR - 1) * step <= INT64[1]:
+        return None  # the jammed loop's step or stop would not fit in 64 bits
     n = trips(loop)
     if n is not None and n < 2 * FACTOR:
         return None
@@ -98,6 +104,7 @@ def _parts(loop: For) -> Parts | None:
     pre, post = ops[:inner[0]], ops[inner[0] + 1:]
     m_ops = m.body.ops[:-1]
     if m.parallel or m.iteration_tape or len(m_ops) > MAX_INNER_OPS or \
+            not isinstance(m.body.terminator, Yield) or \
             not any(isinstance(a.type, ScalarType) and a.type.is_float for a in m.body.args[1:]):
         return None
     m_trips = trips(m)
