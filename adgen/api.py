@@ -72,8 +72,8 @@ def _selection(functions: Sequence[str] | None, wrt: Sequence[str] | None,
                of: Sequence[str] | None, head: str | None) -> Selection:
     if head is not None:
         sel = Selection.from_head(head)
-        return Selection(functions or sel.functions, list(wrt) if wrt else sel.wrt,
-                         list(of) if of else sel.of)
+        return Selection(list(functions) if functions else sel.functions,
+                         list(wrt) if wrt else None, list(of) if of else None, sel.heads)
     return Selection(list(functions) if functions else None, list(wrt) if wrt else None,
                      list(of) if of else None)
 

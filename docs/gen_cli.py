@@ -255,8 +255,13 @@ def render() -> str:
         "elements of a tuple cannot be chosen) and array parameters the function writes; "
         "default all of them. A name that matches no parameter or output of the selected "
         "functions is an error (exit code 2). `--head \"f(outputs)/(inputs)\"` is Tapenade's "
-        "spelling of the three at once; several heads are separated by spaces or `;`, and "
-        "`--functions`, `--wrt`, `--of` given as well take precedence. Callees of a selected "
+        "spelling of the three at once; several heads are separated by spaces or `;`, each "
+        "naming the outputs and inputs of its own function (`--head \"g(return)/(x) "
+        "k(return)/(n)\"` differentiates `g` with respect to `x` and `k` with respect to `n`), "
+        "and a name in a head that is not a floating-point input or output of its function is "
+        "an error that names it (`--head: 'zz' is not a floating-point parameter of g`). "
+        "`--functions`, `--wrt`, `--of` given as well take precedence (`--wrt` and `--of` then "
+        "apply to every function). Callees of a selected "
         "function are differentiated as needed, whatever `--functions` says.",
         "",
         *runs["head"],

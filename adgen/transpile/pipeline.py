@@ -84,31 +84,38 @@ MODE_ORDER = ("primal", "forward", "vector-forward", "reverse", "vector-reverse"
 
 @dataclass
 class Selection:
-    """What to differentiate: --functions, --wrt, --of (None: the defaults)."""
+    """What to differentiate: --functions, --wrt, --of (None: the defaults), and from --head
+    each function's own outputs and inputs (``heads``: name -> (of, wrt), None where the
+    head leaves them out); --wrt and --of, when given, apply to every function."""
 
     functions: list[str] | None = None
     wrt: list[str] | None = None
     of: list[str] | None = None
+    heads: dict[str, tuple[list[str] | None, list[str] | None]] = field(default_factory=dict)
 
     @staticmethod
     def from_head(head: str) -> "Selection":
-        """Tapenade's ``f(outputs)/(inputs)``; several heads separated by spaces or ';'."""
+        """Tapenade's ``f(outputs)/(inputs)``; several heads separated by spaces or ';'.  The
+        outputs and inputs of a head are those of its function only."""
         import re
         functions: list[str] = []
-        wrt: list[str] = []
-        of: list[str] = []
+        heads: dict[str, tuple[list[str] | None, list[str] | None]] = {}
         for part in re.split(r"[;\s]+(?![^()]*\))", head.strip()):
             if not part:
                 continue
             m = re.fullmatch(r"(\w+)(?:\(([\w,\s]*)\))?(?:/\(([\w,\s]*)\))?", part)
             if m is None:
                 raise UsageError(f"--head: cannot read '{part}' (write f(outputs)/(inputs))")
-            functions.append(m.group(1))
+            name = m.group(1)
+            if name not in functions:
+                functions.append(name)
+            of, wrt = heads.get(name, (None, None))
             if m.group(2):
-                of += [s.strip() for s in m.group(2).split(",") if s.strip()]
+                of = (of or []) + [s.strip() for s in m.group(2).split(",") if s.strip()]
             if m.group(3):
-                wrt += [s.strip() for s in m.group(3).split(",") if s.strip()]
-        return Selection(functions, wrt or None, of or None)
+                wrt = (wrt or []) + [s.strip() for s in m.group(3).split(",") if s.strip()]
+            heads[name] = (of or None, wrt or None)
+        return Selection(functions, heads=heads)
 
 
 class UsageError(Exception):
@@ -145,41 +152,61 @@ def build_requests(module: Module, sel: Selection) -> dict[str, "Request"]:
     requests: dict[str, Request] = {}
     seen_wrt: set[str] = set()
     seen_of: set[str] = set()
+    selected = []
     for name in chosen:
         fn = module.function(name)
         written = written_params(fn, module)
         floats = [i for i, p in enumerate(fn.params) if differentiable(p)]
-        if sel.wrt is None:
-            wrt = set(floats)
-        else:
-            wrt = {i for i, n in enumerate(fn.param_names) if n in sel.wrt}
-            seen_wrt |= {fn.param_names[i] for i in wrt}
-            bad = [fn.param_names[i] for i in wrt if i not in floats]
-            if bad:
-                raise UsageError(f"--wrt: '{bad[0]}' of '{name}' is not a floating-point parameter")
         float_results = {j for j, r in enumerate(fn.results) if is_float(r.type)}
         float_written = {i for i in written if i in floats}
-        if sel.of is None:
+        head_of, head_wrt = sel.heads.get(name, (None, None))
+        # --wrt and --of apply to every function; a head's names to its function only
+        wrt_names, wrt_opt = (sel.wrt, "--wrt") if sel.wrt is not None else (head_wrt, "--head")
+        of_names, of_opt = (sel.of, "--of") if sel.of is not None else (head_of, "--head")
+        if wrt_names is None:
+            wrt = set(floats)
+        else:
+            wrt = {i for i, n in enumerate(fn.param_names) if n in wrt_names}
+            bad = [fn.param_names[i] for i in wrt if i not in floats]
+            if bad:
+                raise UsageError(f"{wrt_opt}: '{bad[0]}' of '{name}' is not a floating-point "
+                                 "parameter")
+            if wrt_opt == "--wrt":
+                seen_wrt |= {fn.param_names[i] for i in wrt}
+            else:
+                unknown_names("--head", wrt_names, {fn.param_names[i] for i in wrt}, [name])
+        if of_names is None:
             of_results, of_arrays = float_results, float_written
         else:
-            of_results = float_results if "return" in sel.of else set()
-            of_arrays = {i for i in float_written if fn.param_names[i] in sel.of}
-            if "return" in sel.of and float_results:
-                seen_of.add("return")
-            seen_of |= {fn.param_names[i] for i in of_arrays}
+            of_results = float_results if "return" in of_names else set()
+            of_arrays = {i for i in float_written if fn.param_names[i] in of_names}
+            seen = {fn.param_names[i] for i in of_arrays} | \
+                ({"return"} if "return" in of_names and float_results else set())
+            if of_opt == "--of":
+                seen_of |= seen
+            else:
+                unknown_names("--head", of_names, seen, [name], outputs=True)
+        selected.append((name, wrt, of_results, of_arrays))
+    unknown_names("--wrt", sel.wrt, seen_wrt, chosen)
+    unknown_names("--of", sel.of, seen_of, chosen, outputs=True)
+    for name, wrt, of_results, of_arrays in selected:
         if not wrt or not (of_results or of_arrays):
             if sel.functions is not None and name in sel.functions:
                 raise UsageError(f"'{name}' has no floating-point "
                                  f"{'inputs' if not wrt else 'outputs'} to differentiate")
             continue
         requests[name] = Request(wrt, of_results, of_arrays)
-    for opt, given, seen in (("--wrt", sel.wrt, seen_wrt), ("--of", sel.of, seen_of)):
-        for n in given or []:
-            if n not in seen:
-                raise UsageError(f"{opt}: '{n}' is not a floating-point "
-                                 f"{'parameter' if opt == '--wrt' else 'output (return or a written array)'}"
-                                 f" of {', '.join(chosen)}")
     return requests
+
+
+def unknown_names(opt: str, given: list[str] | None, seen: set[str], functions: list[str],
+                  outputs: bool = False) -> None:
+    """A UsageError for the first name in ``given`` that is not in ``seen``."""
+    for n in given or []:
+        if n not in seen:
+            what = "output (return or a written array)" if outputs else "parameter"
+            raise UsageError(f"{opt}: '{n}' is not a floating-point {what} of "
+                             f"{', '.join(functions)}")
 
 
 def check_module_name(path: str) -> None:

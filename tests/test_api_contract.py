@@ -1,0 +1,56 @@
+"""The contract of the Python API and of --head and --check on misuse (DESIGN.md sections 7
+to 9, docs/python-api.md): each mistake raises an exception that names it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import adgen
+from adgen.api import transpile
+from helpers import run_cli
+
+TWO = ("def g(x: float, n: int) -> float:\n    return x * n\n\n\n"
+       "def k(n: float) -> float:\n    return n * n\n")
+
+
+def _module(tmp_path: Path, text: str, name: str = "m") -> str:
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    return str(path)
+
+
+def test_each_head_selects_the_inputs_of_its_own_function(tmp_path: Path) -> None:
+    path = _module(tmp_path, TWO, "two")
+    t = transpile(path, ("primal", "forward"), head="g(return)/(x) k(return)/(n)")
+    header = t.outputs["forward"].header.text
+    assert "g_d(double x, double xd, int64_t n" in header and "k_d(double n, double nd" in header
+    r = run_cli(path, "--head", "g(return)/(x) k(return)/(n)", "-o", str(tmp_path / "out"), "-q")
+    assert r.returncode == 0, r.stderr
+    m = adgen.load(path, head="g(return)/(x) k(return)/(n)")
+    assert m.k.jvp((3.0,), (1.0,)) == (9.0, 6.0)
+
+
+@pytest.mark.parametrize("head, message", [
+    ("g(return)/(zz)", "--head: 'zz' is not a floating-point parameter of g"),
+    ("g(retur)/(x)", "--head: 'retur' is not a floating-point output (return or a written array) "
+                     "of g"),
+    ("g(return)/(n)", "--head: 'n' of 'g' is not a floating-point parameter"),
+    ("g(return)/(x) k(return)/(x)", "--head: 'x' is not a floating-point parameter of k"),
+])
+def test_a_bad_name_in_a_head_is_named(tmp_path: Path, head: str, message: str) -> None:
+    path = _module(tmp_path, TWO, "two")
+    r = run_cli(path, "--head", head, "-o", str(tmp_path / "out"))
+    assert r.returncode == 2
+    assert r.stderr.strip() == f"adgen: error: {message}"
+    with pytest.raises(adgen.UsageError) as err:
+        transpile(path, ("primal", "forward"), head=head)
+    assert str(err.value) == message
+
+
+def test_an_unknown_wrt_name_is_named_before_a_function_without_inputs(tmp_path: Path) -> None:
+    path = _module(tmp_path, TWO, "two")
+    with pytest.raises(adgen.UsageError, match=r"^--wrt: 'zz' is not a floating-point parameter "
+                                               r"of g$"):
+        transpile(path, ("primal", "forward"), functions=["g"], wrt=["zz"])
