@@ -179,9 +179,7 @@ def load(path: str, modes: Sequence[str] = ("primal", "forward"), target: str = 
         t = transpile(path, modes, functions=functions, wrt=wrt, of=of, head=head,
                       precision=precision, debug=debug, target=target)
     except AdgenError as err:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-        raise LoadError(format_error(err, lines).rstrip()) from None
+        raise located(path, err) from None
     if t.warnings:
         from .transpile.frontend.diagnostics import format_message
         with open(path, encoding="utf-8") as f:
@@ -195,6 +193,14 @@ def load(path: str, modes: Sequence[str] = ("primal", "forward"), target: str = 
     if target == "cuda":
         return bind(t, path, nvcc_flags(cflags, debug, emulate, arch))
     return bind(t, path, compiler_flags(cflags, debug, openmp))
+
+
+def located(path: str, err: AdgenError) -> LoadError:
+    """The ``LoadError`` of a rejected module: the diagnostic with the source line and caret,
+    as the command line prints it."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    return LoadError(format_error(err, lines).rstrip())
 
 
 def unit_of(t: Transpiled) -> Unit:
@@ -275,9 +281,14 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
 
 def check(path: str, modes: Sequence[str] = ("forward", "vector-forward", "reverse", "vector-reverse", "hvp"), *,
           args: dict[str, Sequence[Any]] | None = None, seed: int = 0, **options: Any) -> Any:
-    """Validate the generated code of ``path`` (DESIGN.md section 9); returns a report."""
+    """Validate the generated code of ``path`` (DESIGN.md section 9); returns a report.  A
+    module outside the subset raises ``LoadError``, as ``load`` does (caused by the
+    ``AdgenError``, whose ``loc`` and ``message`` it formats)."""
     from .validate import run_checks
-    return run_checks(path, modes, args=args, seed=seed, **options)
+    try:
+        return run_checks(path, modes, args=args, seed=seed, **options)
+    except AdgenError as err:
+        raise located(path, err) from err
 
 
 def hessian(f: AdgenFunction, *args: Any) -> np.ndarray:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -441,6 +441,32 @@ def _dot(a: Sequence[Any], b: Sequence[Any]) -> float:
     return total
 
 
+def check_given(args: Any, names: list[str], module: str) -> None:
+    """``args`` is None or a mapping whose keys name functions of the module."""
+    if args is None:
+        return
+    if not isinstance(args, Mapping):
+        raise TypeError("check: args must be a dict from a function name to its argument tuple, "
+                        f"got {type(args).__name__}")
+    for name in args:
+        if name not in names:
+            raise ValueError(f"check: args names '{name}', which is not a function of {module} "
+                             f"(it defines {', '.join(names)})")
+
+
+def given_args(fn: AdgenFunction, given: Any) -> list[Any]:
+    """The inputs ``args`` gives for ``fn``, checked as for a call: a ``TypeError`` or
+    ``ValueError`` naming the function and the argument."""
+    if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
+        raise TypeError(f"check: args['{fn.name}'] must be a tuple with one entry per argument "
+                        f"of {fn.name} ({', '.join(fn.param_names)}), got {type(given).__name__}")
+    try:
+        fn._values(copy_args(given), fn._primal.written)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"check: args['{fn.name}']: {exc}") from None
+    return list(given)
+
+
 def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "reverse", "vector-reverse", "hvp"), *,
                args: dict[str, Sequence[Any]] | None = None, seed: int = 0,
                functions: Sequence[str] | None = None, wrt: Sequence[str] | None = None,
@@ -471,6 +497,7 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
     flags = nvcc_flags(cflags, debug, emulate, arch) if target == "cuda" else \
         compiler_flags(cflags, debug, openmp)
     m = bind(t, path, flags)
+    check_given(args, [fn.name for fn in t.module.functions], os.path.basename(path))
     py = import_python(path)
     report = CheckReport(path)
     rng = np.random.default_rng(seed)
@@ -478,7 +505,8 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
         if functions and name not in functions:
             continue
         given = (args or {}).get(name)
-        fn_args = list(given) if given is not None else [random_value(tp, rng) for tp in fn.param_types]
+        fn_args = given_args(fn, given) if given is not None else \
+            [random_value(tp, rng) for tp in fn.param_types]
         checker = Checker(path, fn, py, fn_args, rng, precision == "f32")
         report.rows.append(checker.primal())
         # the dot-product test trusts the tangent: check it against finite differences too

@@ -54,3 +54,30 @@ def test_an_unknown_wrt_name_is_named_before_a_function_without_inputs(tmp_path:
     with pytest.raises(adgen.UsageError, match=r"^--wrt: 'zz' is not a floating-point parameter "
                                                r"of g$"):
         transpile(path, ("primal", "forward"), functions=["g"], wrt=["zz"])
+
+
+def test_check_of_a_bad_module_raises_the_located_diagnostic(tmp_path: Path) -> None:
+    path = _module(tmp_path, "def g(x: float) -> float:\n    return y\n", "bad")
+    with pytest.raises(adgen.LoadError) as err:
+        adgen.check(path)
+    assert str(err.value).startswith(f"{path}:2:12: error: unknown name 'y'")
+    assert str(err.value).endswith("^")
+
+
+@pytest.mark.parametrize("args, exc, message", [
+    ({"g": (1.0,)}, TypeError, r"check: args\['g'\]: g\(\) takes 2 argument\(s\) \(x, n\), got 1"),
+    ({"g": (1.0, 2, 3)}, TypeError, r"check: args\['g'\]: g\(\) takes 2 argument\(s\) \(x, n\), "
+                                    r"got 3"),
+    ({"g": (1.0, 2.5)}, TypeError, r"check: args\['g'\]: argument 'n' must be an int, got float"),
+    ({"g": 1.0}, TypeError, r"check: args\['g'\] must be a tuple with one entry per argument of g "
+                            r"\(x, n\), got float"),
+    ({"zz": (1.0, 2)}, ValueError, r"check: args names 'zz', which is not a function of two.py "
+                                   r"\(it defines g, k\)"),
+    ([(1.0, 2)], TypeError, r"check: args must be a dict from a function name to its argument "
+                            r"tuple, got list"),
+])
+def test_check_names_bad_inputs(tmp_path: Path, args: object, exc: type, message: str) -> None:
+    path = _module(tmp_path, TWO, "two")
+    with pytest.raises(exc, match=f"^{message}$"):
+        adgen.check(path, modes=("forward",), args=args)  # type: ignore[arg-type]
+    assert adgen.check(path, modes=("forward",), args={"g": (1.0, 2)}).ok
