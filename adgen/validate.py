@@ -152,17 +152,28 @@ class Checker:
         self.rng = rng
         self.f32 = f32
         self.tol = TOLERANCE_F32 if f32 else TOLERANCE
+        #: what CPython raised running the function at ``args``, if it did
+        self.raised: Exception | None = None
 
     def primal(self) -> CheckRow:
         a1, a2 = copy_args(self.args), copy_args(self.args)
         try:
             expected = getattr(self.py, self.fn.name)(*a1)
         except Exception as exc:  # the user's module raised under CPython
+            self.raised = exc
             return CheckRow(self.fn.name, "primal vs CPython", float("inf"), self.tol["primal"],
                             f"CPython raised {type(exc).__name__}: {exc}; pass inputs with args=")
         got = self.fn(*a2)
-        err = rel_error(outputs(self.fn, a2, got), outputs(self.fn, a1, expected))
+        with np.errstate(all="ignore"):  # a value that is not finite fails the row
+            err = rel_error(outputs(self.fn, a2, got), outputs(self.fn, a1, expected))
         return CheckRow(self.fn.name, "primal vs CPython", err, self.tol["primal"])
+
+    def not_run(self, check: str, tolerance: str) -> CheckRow:
+        """The row of a check that is not run: CPython raised at the inputs, where the compiled
+        code may fault (an integer division by zero) or read out of bounds."""
+        assert self.raised is not None
+        return CheckRow(self.fn.name, check, float("inf"), self.tol[tolerance],
+                        f"not run: CPython raised {type(self.raised).__name__} at these inputs")
 
     def active(self) -> list[int]:
         call = self.fn._forward or self.fn._vector or self.fn._hvp
@@ -186,6 +197,8 @@ class Checker:
         return tangents
 
     def forward(self) -> CheckRow:
+        if self.raised is not None:
+            return self.not_run("tangent vs finite differences", "forward")
         d = self.direction()
         a = copy_args(self.args)
         tans = [t.copy() if isinstance(t, np.ndarray) else t for t in d]
@@ -261,6 +274,8 @@ class Checker:
                     None) or 3
 
     def vector(self) -> CheckRow:
+        if self.raised is not None:
+            return self.not_run("vector tangent vs scalar tangents", "vector-forward")
         nb = self.directions()
         d = self.direction(nb)
         a = copy_args(self.args)
@@ -308,6 +323,8 @@ class Checker:
 
     def reverse(self) -> CheckRow:
         """The dot-product test <xd, xb> == <yd, yb>."""
+        if self.raised is not None:
+            return self.not_run("adjoint vs tangent (dot product)", "reverse")
         d = self.direction()
         a = copy_args(self.args)
         tans = [t.copy() if isinstance(t, np.ndarray) else t for t in d]
@@ -328,6 +345,8 @@ class Checker:
         return CheckRow(self.fn.name, "adjoint vs tangent (dot product)", err, self.tol["reverse"])
 
     def vector_reverse(self) -> CheckRow:
+        if self.raised is not None:
+            return self.not_run("vector adjoint vs scalar adjoints", "vector-reverse")
         nb = self.directions()
         ybar, out_bars = self.output_bars(nb)
         _, gv = self.fn.vjp_vec(copy_args(self.args), ybar, out_bars)
@@ -350,6 +369,10 @@ class Checker:
     # -- second order -----------------------------------------------------------------------
     def hvp(self) -> list[CheckRow]:
         """H v against central differences of the gradient along v; <u, H v> = <v, H u>."""
+        if self.raised is not None:
+            return ([] if self.f32 else [self.not_run("hvp vs differences of the gradient",
+                                                      "hvp")]) + \
+                [self.not_run("hvp symmetry <u, Hv> = <v, Hu>", "hvp-symmetry")]
         ybar, out_bars = self.output_bars()
         u, v = self.direction(), self.direction()
         hu = self.fn.hvp(copy_args(self.args), u, ybar, out_bars)
@@ -400,6 +423,8 @@ class Checker:
 
 
     def vector_hvp(self) -> CheckRow:
+        if self.raised is not None:
+            return self.not_run("vector hvp vs scalar hvps", "vector-hvp")
         nb = self.directions()
         ybar, out_bars = self.output_bars()
         d = self.direction(nb)
@@ -509,17 +534,24 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
             [random_value(tp, rng) for tp in fn.param_types]
         checker = Checker(path, fn, py, fn_args, rng, precision == "f32")
         report.rows.append(checker.primal())
-        # the dot-product test trusts the tangent: check it against finite differences too
-        if fn._forward is not None and any(m in modes for m in ("forward", "reverse")):
-            report.rows.append(checker.forward())
-        if "vector-forward" in modes and fn._vector is not None:
-            report.rows.append(checker.vector())
-        if fn._reverse is not None and any(m in modes for m in ("reverse", "vector-reverse")):
-            report.rows.append(checker.reverse())
-        if "vector-reverse" in modes and fn._vector_reverse is not None:
-            report.rows.append(checker.vector_reverse())
-        if fn._hvp is not None and any(m in modes for m in ("hvp", "vector-hvp")):
-            report.rows += checker.hvp()
-        if "vector-hvp" in modes and fn._vector_hvp is not None:
-            report.rows.append(checker.vector_hvp())
+        with np.errstate(all="ignore"):  # a value that is not finite fails its row
+            derivative_rows(checker, fn, modes, report.rows)
     return report
+
+
+def derivative_rows(checker: Checker, fn: AdgenFunction, modes: Sequence[str],
+                    rows: list[CheckRow]) -> None:
+    """Append the rows of the derivative checks of ``modes`` that ``fn`` was built for."""
+    # the dot-product test trusts the tangent: check it against finite differences too
+    if fn._forward is not None and any(m in modes for m in ("forward", "reverse")):
+        rows.append(checker.forward())
+    if "vector-forward" in modes and fn._vector is not None:
+        rows.append(checker.vector())
+    if fn._reverse is not None and any(m in modes for m in ("reverse", "vector-reverse")):
+        rows.append(checker.reverse())
+    if "vector-reverse" in modes and fn._vector_reverse is not None:
+        rows.append(checker.vector_reverse())
+    if fn._hvp is not None and any(m in modes for m in ("hvp", "vector-hvp")):
+        rows += checker.hvp()
+    if "vector-hvp" in modes and fn._vector_hvp is not None:
+        rows.append(checker.vector_hvp())

@@ -81,3 +81,32 @@ def test_check_names_bad_inputs(tmp_path: Path, args: object, exc: type, message
     with pytest.raises(exc, match=f"^{message}$"):
         adgen.check(path, modes=("forward",), args=args)  # type: ignore[arg-type]
     assert adgen.check(path, modes=("forward",), args={"g": (1.0, 2)}).ok
+
+
+def test_check_does_not_run_compiled_code_where_cpython_raised(tmp_path: Path) -> None:
+    """n = 3 (the default input) divides by zero: CPython raises ZeroDivisionError, the C
+    code would fault (SIGFPE).  Every row of the function fails, naming the exception."""
+    path = _module(tmp_path, "def f(x: float, n: int) -> float:\n    k = 7 // (n - 3)\n"
+                             "    return x * k\n", "idiv")
+    r = run_cli(path, "--mode", "primal", "--mode", "forward", "--mode", "reverse", "--check",
+                "-o", str(tmp_path / "out"), "-q")
+    assert r.returncode == 1, r.stderr
+    rows = [line for line in r.stdout.splitlines() if line.startswith("f ")]
+    assert len(rows) == 3 and all("FAIL" in row for row in rows)
+    assert "CPython raised ZeroDivisionError: integer division or modulo by zero" in rows[0]
+    assert all("not run: CPython raised ZeroDivisionError at these inputs" in row
+               for row in rows[1:])
+    assert r.stderr == ""
+
+
+@pytest.mark.parametrize("body", ["return x / (n - 3)",
+                                  "return 1.0 / (a[0] - a[0]) + x * float(n)"])
+def test_check_of_a_division_by_zero_warns_of_nothing_of_its_own(tmp_path: Path,
+                                                                  body: str) -> None:
+    path = _module(tmp_path, "from adgen import Array, f64\n\n\n"
+                             f"def f(x: float, n: int, a: Array[f64]) -> float:\n    {body}\n",
+                   "fdiv")
+    r = run_cli(path, "--mode", "primal", "--mode", "forward", "--mode", "reverse", "--check",
+                "-o", str(tmp_path / "out"), "-q")
+    assert r.returncode == 1, r.stderr
+    assert "validate.py" not in r.stderr and "RuntimeWarning: invalid value" not in r.stderr
