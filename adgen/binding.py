@@ -9,7 +9,7 @@ one raises ``TypeError``/``ValueError`` naming it, never a crash.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from .transpile.ir.core import Function
 from .transpile.ir.types import ArrayType, ScalarType, Type, VecType
 
 NP_DTYPES = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "i32": np.int32}
+INT_BITS = {"i64": 64, "i32": 32}
 
 
 class _Call:
@@ -169,20 +170,43 @@ def _memory(a: Any) -> tuple[int, int]:
     return int(a.ctypes.data), int(a.nbytes)
 
 
-def check_scalar(name: str, value: Any, t: Type, what: str = "argument") -> Any:
+def check_scalar(name: str, value: Any, t: Type, what: str = "argument",
+                 function: str = "") -> Any:
+    """``value`` as the C parameter ``name`` of type ``t`` takes it; ``function`` names the
+    function in the message of a value out of range."""
     assert isinstance(t, ScalarType)
     if t.is_bool:
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{what} '{name}' must be a bool, got {type(value).__name__}")
         return bool(value)
+    where = f"{function}: " if function else ""
     if t.is_int:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"{what} '{name}' must be an int, got {type(value).__name__}")
-        return int(value)
+        bits = INT_BITS[t.name]
+        value = int(value)
+        if not -2 ** (bits - 1) <= value < 2 ** (bits - 1):
+            raise OverflowError(f"{where}{what} '{name}' = {_shown(value)} does not fit a "
+                                f"{bits}-bit int ({t.name})")
+        return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
                                                                      np.floating)):
         raise TypeError(f"{what} '{name}' must be a float, got {type(value).__name__}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        raise OverflowError(f"{where}{what} '{name}' = {_shown(value)} does not fit a float "
+                            f"({t.name})") from None
+
+
+def _shown(value: int) -> str:
+    """An int for a message: its digits, or its size when they are many."""
+    return str(value) if abs(value) < 10 ** 24 else f"an int of {abs(value).bit_length()} bits"
+
+
+def is_sequence(value: Any) -> bool:
+    """A tuple or list (of arguments, tangents or adjoints), not a string or an array."""
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
 
 
 def check_overlap(arrays: dict[str, np.ndarray], written: set[str]) -> None:
@@ -223,7 +247,13 @@ class AdgenFunction:
     def __repr__(self) -> str:
         return f"<adgen function {self.name}({', '.join(self.param_names)})>"
 
-    def _values(self, args: Sequence[Any], written: set[str]) -> dict[str, Any]:
+    def _values(self, args: Sequence[Any], written: set[str], what: str = "") -> dict[str, Any]:
+        """The checked C values of ``args``; ``what`` names the method (``f.jvp``) that was
+        given ``args`` as one tuple."""
+        if what and not is_sequence(args):
+            raise TypeError(f"{what}: args must be the tuple of the {len(self.param_names)} "
+                            f"argument(s) ({', '.join(self.param_names)}), got "
+                            f"{type(args).__name__}")
         if len(args) != len(self.param_names):
             raise TypeError(f"{self.name}() takes {len(self.param_names)} argument(s) "
                             f"({', '.join(self.param_names)}), got {len(args)}")
@@ -233,7 +263,7 @@ class AdgenFunction:
             if isinstance(t, ArrayType):
                 values[name] = arrays[name] = check_array(name, a, t, name in written)
             else:
-                values[name] = check_scalar(name, a, t)
+                values[name] = check_scalar(name, a, t, function=self.name)
         check_overlap(arrays, written)
         return values
 
@@ -257,6 +287,10 @@ class AdgenFunction:
         direction in vector modes."""
         if call is None:
             raise RuntimeError(f"{self.name}: load the module with modes including '{mode}'")
+        if not is_sequence(tangents):
+            raise TypeError(f"{what}: tangents must be a tuple with one entry per argument "
+                            f"({', '.join(self.param_names)}), None where not differentiated; "
+                            f"got {type(tangents).__name__}")
         if len(tangents) != len(self.param_names):
             raise TypeError(f"{what}: give one tangent per argument ({len(self.param_names)}), "
                             f"None where not differentiated; got {len(tangents)}")
@@ -268,10 +302,10 @@ class AdgenFunction:
     def _tangent_call(self, call: _Call | None, args: Sequence[Any], tangents: Sequence[Any],
                       nbdirs: int | None) -> tuple[Any, Any]:
         vector = nbdirs is not None
-        call = self._check_tangents(call, tangents, nbdirs,
-                                    f"{self.name}.jvp" + ("_vec" if vector else ""),
+        what = f"{self.name}.jvp" + ("_vec" if vector else "")
+        call = self._check_tangents(call, tangents, nbdirs, what,
                                     "vector-forward" if vector else "forward")
-        values = self._values(args, call.written)
+        values = self._values(args, call.written, what)
         fn = call.fn
         tangent_name = {primal: t for t, primal in fn.tangent_of.items()}
         active = {fn.tangent_of[n] for n in fn.param_names if n in fn.tangent_of}
@@ -306,7 +340,8 @@ class AdgenFunction:
                                      f"got {tan.shape}")
                 values[tname] = tan
             else:
-                values[tname] = 0.0 if tan is None else check_scalar(tname, tan, t, "tangent")
+                values[tname] = 0.0 if tan is None else check_scalar(tname, tan, t, "tangent",
+                                                                     self.name)
         check_overlap({k: v for k, v in values.items() if isinstance(v, np.ndarray)},
                       call.written | {tangent_name[n] for n in call.written if n in tangent_name})
         ret, outs = call(values, nbdirs)
@@ -327,14 +362,28 @@ class AdgenFunction:
 
     def jvp_vec(self, args: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
         """Many directions in one sweep: every tangent has a trailing axis of directions."""
-        nbdirs = None
-        for t, tan in zip(self.param_types, tangents, strict=False):
-            if tan is not None:
-                nbdirs = int(np.shape(tan)[-1])
-                break
+        what = f"{self.name}.jvp_vec"
+        self._check_tangents(self._vector, tangents, None, what, "vector-forward")
+        nbdirs = self._directions(what, {
+            f"the tangent of '{n}'": tan
+            for n, tan in zip(self.param_names, tangents, strict=True)})
         if nbdirs is None:
-            raise ValueError(f"{self.name}.jvp_vec: at least one tangent must be given")
+            raise ValueError(f"{what}: at least one tangent must be given")
         return self._tangent_call(self._vector, args, tangents, nbdirs)
+
+    @staticmethod
+    def _directions(what: str, entries: dict[str, Any]) -> int | None:
+        """The number of directions of a vector call: the last extent of the first entry
+        that is not None (each has a trailing axis of directions)."""
+        for label, entry in entries.items():
+            if entry is None:
+                continue
+            shape = np.shape(entry)
+            if not shape:
+                raise ValueError(f"{what}: {label} needs a trailing axis of directions "
+                                 f"(shape (nbdirs,) for a scalar), got {type(entry).__name__}")
+            return int(shape[-1])
+        return None
 
     # -- reverse mode ------------------------------------------------------------------
     def _adjoint_call(self, call: _Call | None, args: Sequence[Any], ybar: Any,
@@ -346,7 +395,7 @@ class AdgenFunction:
         if nbdirs is not None and nbdirs < 1:
             raise ValueError(f"{what}: adjoints need at least one direction (their last axis "
                              "is empty)")
-        values = self._values(args, call.written)
+        values = self._values(args, call.written, what)
         fn = call.fn
         grads = self._adjoint_inputs(call, fn.tangent_of, values, ybar, out_bars, nbdirs, what)
         ret, outs = call(values, nbdirs)
@@ -365,8 +414,9 @@ class AdgenFunction:
         results = primal_fn.results
         if not results and ybar is not None:
             raise ValueError(f"{what}: {self.name} returns nothing; pass None as ybar")
+        self._check_out_bars(what, out_bars)
         if primal_fn.returns_tuple:  # None: no adjoint for any of the returned values
-            bars = [None] * len(results) if ybar is None else list(ybar)
+            bars = [None] * len(results) if ybar is None else self._tuple_bars(what, ybar)
         else:
             bars = [ybar]
         if primal_fn.returns_tuple and ybar is not None and len(bars) != len(results):
@@ -389,7 +439,8 @@ class AdgenFunction:
                                      f"({nbdirs},), got {bar.shape}")
                 values[aname] = bar
             else:
-                values[aname] = 0.0 if bar is None else check_scalar(aname, bar, t, "adjoint")
+                values[aname] = 0.0 if bar is None else check_scalar(aname, bar, t, "adjoint",
+                                                                     self.name)
         out_bars = dict(out_bars or {})
         grads: dict[str, Any] = {}
         for name, t in zip(self.param_names, self.param_types, strict=True):
@@ -413,6 +464,20 @@ class AdgenFunction:
             raise ValueError(f"{what}: out_bars names '{next(iter(out_bars))}', which is not an "
                              f"array argument of {self.name}")
         return grads
+
+    def _tuple_bars(self, what: str, ybar: Any) -> list[Any]:
+        """The entries of ``ybar`` for a function returning a tuple."""
+        if not (is_sequence(ybar) or isinstance(ybar, np.ndarray) and ybar.ndim > 0):
+            raise TypeError(f"{what}: {self.name} returns a tuple: give ybar as a tuple with one "
+                            f"entry per returned value ({len(self._primal.fn.results)}), None "
+                            f"where not differentiated; got {type(ybar).__name__}")
+        return list(ybar)
+
+    @staticmethod
+    def _check_out_bars(what: str, out_bars: Any) -> None:
+        if out_bars is not None and not isinstance(out_bars, Mapping):
+            raise TypeError(f"{what}: out_bars must be a dict from the name of an array the "
+                            f"function writes to its adjoint, got {type(out_bars).__name__}")
 
     def _adjoint_outputs(self, of: dict[str, str], arrays: dict[str, np.ndarray],
                          outs: dict[str, Any]) -> tuple[Any, ...]:
@@ -441,14 +506,17 @@ class AdgenFunction:
                 out_bars: dict[str, Any] | None = None) -> tuple[Any, tuple[Any, ...]]:
         """Many adjoint directions in one sweep: ``ybar`` (and ``out_bars``, and the grads)
         have a trailing axis of directions."""
-        nbdirs = None
-        bars = list(ybar) if self._primal.fn.returns_tuple and ybar is not None else [ybar]
-        for bar in [*bars, *(out_bars or {}).values()]:
-            if bar is not None:
-                nbdirs = int(np.shape(bar)[-1])
-                break
+        what = f"{self.name}.vjp_vec"
+        self._check_out_bars(what, out_bars)
+        if self._primal.fn.returns_tuple and ybar is not None:
+            bars = {f"the adjoint of returned value {k}": bar
+                    for k, bar in enumerate(self._tuple_bars(what, ybar))}
+        else:
+            bars = {"the adjoint of the returned value": ybar}
+        bars |= {f"out_bars['{n}']": bar for n, bar in (out_bars or {}).items()}
+        nbdirs = self._directions(what, bars)
         if nbdirs is None:
-            raise ValueError(f"{self.name}.vjp_vec: at least one adjoint must be given")
+            raise ValueError(f"{what}: at least one adjoint must be given")
         return self._adjoint_call(self._vector_reverse, args, ybar, out_bars, nbdirs)
 
     # -- second order ------------------------------------------------------------------------
@@ -465,9 +533,13 @@ class AdgenFunction:
                 out_bars: dict[str, Any] | None = None) -> tuple[Any, ...]:
         """Many directions in one sweep (``f_b_dv``): every tangent, and every entry of the
         result, has a trailing axis of directions."""
-        nbdirs = next((int(np.shape(t)[-1]) for t in tangents if t is not None), None)
+        what = f"{self.name}.hvp_vec"
+        self._check_tangents(self._vector_hvp, tangents, None, what, "vector-hvp")
+        nbdirs = self._directions(what, {
+            f"the tangent of '{n}'": tan
+            for n, tan in zip(self.param_names, tangents, strict=True)})
         if nbdirs is None:
-            raise ValueError(f"{self.name}.hvp_vec: at least one tangent must be given")
+            raise ValueError(f"{what}: at least one tangent must be given")
         return self._hvp_call(self._vector_hvp, args, tangents, ybar, out_bars, nbdirs)
 
     def _hvp_call(self, call: _Call | None, args: Sequence[Any], tangents: Sequence[Any],
@@ -477,7 +549,7 @@ class AdgenFunction:
         call = self._check_tangents(call, tangents, nbdirs, what,
                                     "vector-hvp" if nbdirs is not None else "hvp")
         extra = () if nbdirs is None else (nbdirs,)
-        values = self._values(args, call.written)
+        values = self._values(args, call.written, what)
         fn = call.fn
         adjoints = self._adjoint_inputs(call, fn.adjoint_of, values, ybar, out_bars, None, what)
         tangent_named = {primal: t for t, primal in fn.tangent_of.items()}
@@ -492,7 +564,8 @@ class AdgenFunction:
             elem = t.elem if isinstance(t, ArrayType) else t
             assert isinstance(elem, ScalarType)
             if shape == ():
-                values[tname] = 0.0 if tan is None else check_scalar(tname, tan, t, "tangent")
+                values[tname] = 0.0 if tan is None else check_scalar(tname, tan, t, "tangent",
+                                                                     self.name)
                 continue
             tan = np.zeros(shape, dtype=NP_DTYPES[elem.name]) if tan is None else \
                 np.array(tan, dtype=NP_DTYPES[elem.name], order="C")  # a copy: never written

@@ -4,7 +4,9 @@ to 9, docs/python-api.md): each mistake raises an exception that names it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 import adgen
@@ -110,3 +112,76 @@ def test_check_of_a_division_by_zero_warns_of_nothing_of_its_own(tmp_path: Path,
                 "-o", str(tmp_path / "out"), "-q")
     assert r.returncode == 1, r.stderr
     assert "validate.py" not in r.stderr and "RuntimeWarning: invalid value" not in r.stderr
+
+
+BINDING = ("from adgen import Array, f64, i32\n\n\n"
+           "def g(x: float, a: Array[f64], n: int) -> float:\n    return x * a[0] * float(n)\n\n\n"
+           "def h(x: float, m: i32) -> float:\n    return x * float(m)\n\n\n"
+           "def tup(x: float, y: float) -> tuple[float, float]:\n    return x * y, x + y\n\n\n"
+           "def cp(x: float, a: Array[f64]) -> float:\n    a[0] = x * a[1]\n    return x * x\n")
+
+
+@pytest.fixture(scope="module")
+def bound(tmp_path_factory: pytest.TempPathFactory) -> adgen.AdgenModule:
+    path = _module(tmp_path_factory.mktemp("binding"), BINDING, "bound")
+    return adgen.load(path, modes=("forward", "vector-forward", "reverse", "vector-reverse",
+                                   "hvp", "vector-hvp"))
+
+
+def _a() -> np.ndarray:
+    return np.ones(3)
+
+
+@pytest.mark.parametrize("call, exc, message", [
+    (lambda m: m.g(2.0, _a(), 2**70), OverflowError,
+     "g: argument 'n' = 1180591620717411303424 does not fit a 64-bit int (i64)"),
+    (lambda m: m.g(2.0, _a(), 2**63), OverflowError,
+     "g: argument 'n' = 9223372036854775808 does not fit a 64-bit int (i64)"),
+    (lambda m: m.g(2.0, _a(), -2**1000), OverflowError,
+     "g: argument 'n' = an int of 1001 bits does not fit a 64-bit int (i64)"),
+    (lambda m: m.g(2**1100, _a(), 1), OverflowError,
+     "g: argument 'x' = an int of 1101 bits does not fit a float (f64)"),
+    (lambda m: m.h(2.0, 2**40), OverflowError,
+     "h: argument 'm' = 1099511627776 does not fit a 32-bit int (i32)"),
+    (lambda m: m.g.hessian(2.0, _a(), 2**70), OverflowError, "g: argument 'n' = "),
+    (lambda m: m.tup.vjp((1.0, 2.0), 1.0), TypeError,
+     "tup.vjp: tup returns a tuple: give ybar as a tuple with one entry per returned value (2), "
+     "None where not differentiated; got float"),
+    (lambda m: m.tup.vjp_vec((1.0, 2.0), 1.0), TypeError, "tup.vjp_vec: tup returns a tuple"),
+    (lambda m: m.tup.vjp_vec((1.0, 2.0), (1.0, None)), ValueError,
+     "tup.vjp_vec: the adjoint of returned value 0 needs a trailing axis of directions "
+     "(shape (nbdirs,) for a scalar), got float"),
+    (lambda m: m.cp.vjp_vec((1.0, _a()), 1.0), ValueError,
+     "cp.vjp_vec: the adjoint of the returned value needs a trailing axis of directions"),
+    (lambda m: m.cp.vjp_vec((1.0, _a()), None, out_bars={"a": 1.0}), ValueError,
+     "cp.vjp_vec: out_bars['a'] needs a trailing axis of directions"),
+    (lambda m: m.cp.jvp_vec((1.0, _a()), (1.0, None)), ValueError,
+     "cp.jvp_vec: the tangent of 'x' needs a trailing axis of directions"),
+    (lambda m: m.cp.hvp_vec((1.0, _a()), (1.0, None)), ValueError,
+     "cp.hvp_vec: the tangent of 'x' needs a trailing axis of directions"),
+    (lambda m: m.cp.vjp((1.0, _a()), 1.0, out_bars=[1]), TypeError,
+     "cp.vjp: out_bars must be a dict from the name of an array the function writes to its "
+     "adjoint, got list"),
+    (lambda m: m.cp.vjp_vec((1.0, _a()), None, out_bars=[1]), TypeError,
+     "cp.vjp_vec: out_bars must be a dict"),
+    (lambda m: m.cp.jvp(2.0, 1.0), TypeError,
+     "cp.jvp: tangents must be a tuple with one entry per argument (x, a), None where not "
+     "differentiated; got float"),
+    (lambda m: m.cp.jvp_vec((2.0, _a()), 1.0), TypeError, "cp.jvp_vec: tangents must be a tuple"),
+    (lambda m: m.cp.hvp((2.0, _a()), 1.0), TypeError, "cp.hvp: tangents must be a tuple"),
+    (lambda m: m.g.jvp(2.0, (1.0, None, None)), TypeError,
+     "g.jvp: args must be the tuple of the 3 argument(s) (x, a, n), got float"),
+    (lambda m: m.g.vjp(2.0, 1.0), TypeError, "g.vjp: args must be the tuple of the 3 argument"),
+])
+def test_bad_calls_raise_naming_the_function_and_argument(bound: adgen.AdgenModule, call: Any,
+                                                          exc: type, message: str) -> None:
+    with pytest.raises(exc) as err:
+        call(bound)
+    assert str(err.value).startswith(message)
+
+
+def test_int_arguments_at_the_limits_of_their_type(bound: adgen.AdgenModule) -> None:
+    assert bound.g(1.0, _a(), -2**63) == float(-2**63)
+    assert bound.h(1.0, 2**31 - 1) == float(2**31 - 1)
+    assert bound.h(1.0, -2**31) == float(-2**31)
+
