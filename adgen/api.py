@@ -36,9 +36,41 @@ class AdgenWarning(UserWarning):
     per warning the command line prints; ``werror=True`` makes them a ``LoadError``)."""
 
 
+def option_list(value: Any, what: str, comma: bool = False) -> list[str] | None:
+    """A sequence-of-strings option as a list (None stays None): one string is one item or,
+    with ``comma``, a comma-separated list, as on the command line."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()] if comma else [value]
+    if not isinstance(value, Iterable) or isinstance(value, bytes):
+        raise TypeError(f"{what} must be a sequence of strings, got {type(value).__name__}")
+    out = list(value)
+    for v in out:
+        if not isinstance(v, str):
+            raise TypeError(f"{what} must be a sequence of strings, got an item {v!r}")
+    return out
+
+
+def flag_list(cflags: Any) -> list[str] | None:
+    """``cflags`` as a list of compiler flags; a string is refused, not split."""
+    if isinstance(cflags, str):
+        raise TypeError(f"cflags must be a sequence of flags, e.g. {shlex.split(cflags)!r}, "
+                        f"not a string")
+    return option_list(cflags, "cflags")
+
+
+def check_target_options(target: str, emulate: bool, arch: str | None) -> None:
+    """``emulate`` and ``arch`` apply to the CUDA target only (as ``--emulate`` and
+    ``--arch``)."""
+    if target != "cuda" and (emulate or arch):
+        raise UsageError(f"{'emulate' if emulate else 'arch'} applies to target='cuda' "
+                         f"(target is '{target}')")
+
+
 def check_modes(modes: Iterable[str]) -> list[str]:
     out = []
-    for m in modes:
+    for m in option_list(modes, "modes") or []:
         if m in PLANNED_MODES:
             raise UsageError(f"mode '{m}' is not supported yet (available: "
                              f"{', '.join(SUPPORTED_MODES)})")
@@ -90,6 +122,9 @@ def transpile(path: str, modes: Sequence[str] = ("primal", "forward"), *,
     the build cache)."""
     if target not in ("c", "cuda"):
         raise UsageError(f"unknown target '{target}' (choose c or cuda)")
+    functions = option_list(functions, "functions", comma=True)
+    wrt = option_list(wrt, "wrt", comma=True)
+    of = option_list(of, "of", comma=True)
     if precision not in ("f64", "f32"):
         raise UsageError(f"precision must be f64 or f32, got '{precision}'")
     try:
@@ -174,7 +209,9 @@ def load(path: str, modes: Sequence[str] = ("primal", "forward"), target: str = 
     compile with ``-fopenmp``, so that ``prange`` loops run in parallel.  ``target="cuda"``:
     build with nvcc for ``arch`` (default sm_80 and sm_90), or with ``emulate`` for the CPU
     (kernels run as loops on the host; no GPU needed)."""
-    modes = list(dict.fromkeys(["primal", *modes]))
+    modes = list(dict.fromkeys(["primal", *check_modes(modes)]))
+    cflags = flag_list(cflags)
+    check_target_options(target, emulate, arch)
     try:
         t = transpile(path, modes, functions=functions, wrt=wrt, of=of, head=head,
                       precision=precision, debug=debug, target=target)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .api import bind, transpile
+from .api import bind, check_modes, check_target_options, flag_list, option_list, transpile
 from .binding import NP_DTYPES, AdgenFunction
 from .build import compiler_flags, nvcc_flags
 from .transpile.ir.types import ArrayType, ScalarType, Type
@@ -503,7 +503,10 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
     generated file of the same name, so that an edit is checked against the module.
     ``target="cuda"``: the vector modes are left out (not on the CUDA target yet);
     ``emulate`` runs the kernels on the CPU."""
-    modes = [m for m in modes if m != "primal"]
+    modes = [m for m in check_modes(modes) if m != "primal"]
+    functions = option_list(functions, "functions", comma=True)
+    cflags = flag_list(cflags)
+    check_target_options(target, emulate, arch)
     if target == "cuda":
         modes = [m for m in modes if not m.startswith("vector-")]
     # the vector tangent is checked against scalar tangents, the adjoint against the tangent,

@@ -185,3 +185,32 @@ def test_int_arguments_at_the_limits_of_their_type(bound: adgen.AdgenModule) -> 
     assert bound.h(1.0, 2**31 - 1) == float(2**31 - 1)
     assert bound.h(1.0, -2**31) == float(-2**31)
 
+
+def test_load_options_given_as_one_string(tmp_path: Path) -> None:
+    path = _module(tmp_path, BINDING, "strings")
+    m = adgen.load(path, modes="reverse", functions="g,cp", wrt="x", of="return")
+    assert list(m.transpiled.outputs) == ["primal", "reverse"]
+    assert m.g.grad(2.0, _a(), 3) == (3.0, None, None)
+    with pytest.raises(TypeError, match=r"^cflags must be a sequence of flags, e\.g\. "
+                                        r"\['-O2', '-g'\], not a string$"):
+        adgen.load(path, cflags="-O2 -g")
+    with pytest.raises(TypeError, match="^modes must be a sequence of strings, got an item 1$"):
+        adgen.load(path, modes=[1])
+    report = adgen.check(path, modes="forward", functions="h")
+    assert report.ok and [r.check for r in report.rows] == ["primal vs CPython",
+                                                            "tangent vs finite differences"]
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"emulate": True}, "emulate applies to target='cuda' (target is 'c')"),
+    ({"arch": "sm_80"}, "arch applies to target='cuda' (target is 'c')"),
+])
+def test_cuda_options_need_the_cuda_target(tmp_path: Path, options: dict[str, Any],
+                                           message: str) -> None:
+    path = _module(tmp_path, BINDING, "cudaopts")
+    with pytest.raises(adgen.UsageError) as err:
+        adgen.load(path, target="c", **options)
+    assert str(err.value) == message
+    with pytest.raises(adgen.UsageError) as err:
+        adgen.check(path, modes=("forward",), **options)
+    assert str(err.value) == message
