@@ -131,6 +131,24 @@ def write_atomic(path: str, text: str) -> bool:
     return True
 
 
+#: options that only change what --build and --check compile
+BUILD_OPTIONS = (("source", "--source"), ("cflags", "--cflags"), ("openmp", "--openmp"),
+                 ("emulate", "--emulate"), ("arch", "--arch"))
+
+
+def check_options(args: argparse.Namespace, error: type[Exception]) -> None:
+    """Reject an option that does not apply to the other options given (before anything is
+    written)."""
+    if args.target != "cuda" and (args.emulate or args.arch):
+        raise error(f"{'--emulate' if args.emulate else '--arch'} applies to --target cuda")
+    if args.target == "cuda" and args.openmp:
+        raise error("--openmp applies to --target c (on the CUDA target each prange is a kernel)")
+    if not (args.build or args.check):
+        for dest, option in BUILD_OPTIONS:
+            if getattr(args, dest):
+                raise error(f"{option} needs --build or --check")
+
+
 def run(argv: Sequence[str]) -> int:
     from .api import bind, check_modes, not_utf8, transpile
     from .build import (
@@ -160,9 +178,7 @@ def run(argv: Sequence[str]) -> int:
         return EXIT_BAD_INPUT
     try:
         check_modes(modes)
-        if args.target != "cuda" and (args.emulate or args.arch):
-            raise UsageError(f"{'--emulate' if args.emulate else '--arch'} applies to "
-                             "--target cuda")
+        check_options(args, UsageError)
         verbose(f"transpiling {path} ({', '.join(modes)})")
         t = transpile(path, modes, functions=args.functions, wrt=args.wrt, of=args.of,
                       head=args.head, precision=args.precision, debug=args.debug,
@@ -204,31 +220,9 @@ def run(argv: Sequence[str]) -> int:
                   f"overwrite the C file of an @external function (choose another -o, or "
                   f"rename {source})", file=sys.stderr)
             return EXIT_BAD_INPUT
-    try:
-        os.makedirs(outdir, exist_ok=True)
-        written = []
-        kept = {os.path.basename(src) for src in args.source}
-        for name, text in files.items():
-            if name in kept:
-                verbose(f"kept {name}: --source {name} replaces it")
-                continue  # never overwrite the edited file the user asks to check
-            full = os.path.join(outdir, name)
-            changed = write_atomic(full, text)
-            written.append(full)
-            verbose(f"{'wrote' if changed else 'unchanged'} {full}")
-        if args.make_deps or args.dep_file:
-            dep = args.dep_file or os.path.join(outdir, t.module.name + ".d")
-            targets = " ".join(os.path.join(outdir, n) for n in files
-                               if n not in ("adgen_runtime.h", "adgen_runtime_cuda.cuh"))
-            prerequisites = " ".join([path, *external_sources(t)])  # and @external C files
-            write_atomic(dep, f"{targets}: {prerequisites}\n")
-            written.append(dep)
-    except OSError as exc:
-        print(f"adgen: error: cannot write to {outdir}: {exc.strerror}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    for w in written:
-        say(w)
 
+    # compile and check first: a --source the module does not generate, or a module --check
+    # rejects, leaves the output directory as it was
     cflags = shlex.split(args.cflags) if args.cflags else None
     if args.target == "cuda":
         flags = nvcc_flags(cflags, args.debug, args.emulate, args.arch)
@@ -238,9 +232,8 @@ def run(argv: Sequence[str]) -> int:
     from .validate import run_checks, use_sources
     if not args.quiet and sys.stderr.isatty():
         PROGRESS.set(_progress_line)
+    built = report = None
     try:
-        if args.source and not (args.build or args.check):
-            raise UsageError("--source needs --build or --check")
         if args.build:
             verbose("compiling with " + ("nvcc" if args.target == "cuda" else "gcc"))
             from .api import unit_of
@@ -248,7 +241,6 @@ def run(argv: Sequence[str]) -> int:
             bind(t, path, flags)
             built = cuda_library_path(t.module.name, unit_of(t), flags) \
                 if args.target == "cuda" else extension_path(t.module.name, unit_of(t), flags)
-            say(str(built))
         if args.check:
             verbose("checking")
             report = run_checks(path, modes, functions=args.functions, wrt=args.wrt, of=args.of,
@@ -276,7 +268,34 @@ def run(argv: Sequence[str]) -> int:
             text = re.sub(r"\S*/\.build-[^/\s]+/" + re.escape(os.path.basename(src)), src, text)
         print(f"adgen: error: {text}", file=sys.stderr)
         return EXIT_CHECK_FAILED
-    if args.check:
+
+    try:
+        os.makedirs(outdir, exist_ok=True)
+        written = []
+        kept = {os.path.basename(src) for src in args.source}
+        for name, text in files.items():
+            if name in kept:
+                verbose(f"kept {name}: --source {name} replaces it")
+                continue  # never overwrite the edited file the user asks to check
+            full = os.path.join(outdir, name)
+            changed = write_atomic(full, text)
+            written.append(full)
+            verbose(f"{'wrote' if changed else 'unchanged'} {full}")
+        if args.make_deps or args.dep_file:
+            dep = args.dep_file or os.path.join(outdir, t.module.name + ".d")
+            targets = " ".join(os.path.join(outdir, n) for n in files
+                               if n not in ("adgen_runtime.h", "adgen_runtime_cuda.cuh"))
+            prerequisites = " ".join([path, *external_sources(t)])  # and @external C files
+            write_atomic(dep, f"{targets}: {prerequisites}\n")
+            written.append(dep)
+    except OSError as exc:
+        print(f"adgen: error: cannot write to {outdir}: {exc.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for w in written:
+        say(w)
+    if built is not None:
+        say(str(built))
+    if report is not None:
         if not args.quiet or not report.ok:
             print(report.table())
         if not report.ok:

@@ -208,6 +208,12 @@ def render() -> str:
         "which checks it only when the C file is compiled with `-DADGEN_DEBUG` "
         "(see [generated-code.md](generated-code.md)).",
         "",
+        "`--source`, `--cflags`, `--openmp`, `--emulate` and `--arch` change only what "
+        "`--build` and `--check` compile: without either of them they are rejected "
+        f"(exit code {cli.EXIT_BAD_INPUT}, nothing written), as are `--emulate` and `--arch` "
+        "without `--target cuda` and `--openmp` with it (a CUDA build runs each `prange` as "
+        "a kernel).",
+        "",
         "## Modes and the files they write",
         "",
         "Each mode writes one C source and one header into `OUTDIR`, named after the module "
