@@ -20,9 +20,14 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .build import DEFAULT_CFLAGS
+
+if TYPE_CHECKING:
+    from .validate import CheckReport
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -232,7 +237,9 @@ def run(argv: Sequence[str]) -> int:
     from .validate import run_checks, use_sources
     if not args.quiet and sys.stderr.isatty():
         PROGRESS.set(_progress_line)
-    built = report = None
+    built: Path | None = None
+    report: CheckReport | None = None
+    failure: str | None = None
     try:
         if args.build:
             verbose("compiling with " + ("nvcc" if args.target == "cuda" else "gcc"))
@@ -255,19 +262,18 @@ def run(argv: Sequence[str]) -> int:
         sys.stderr.write(format_error(err, source_lines))
         return EXIT_BAD_INPUT
     except BuildError as err:
-        if args.target == "cuda" and args.arch:  # nvcc's own word on an architecture it lacks
-            print(f"adgen: error: {err}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        if external_sources(t) and not args.source:  # the user's C, or its prototypes
-            print(f"adgen: error: {err}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        if not args.source:
-            raise  # generated code that does not compile is a bug in adgen
-        text = str(err)
-        for src in args.source:  # name the user's file, not its copy in the build directory
-            text = re.sub(r"\S*/\.build-[^/\s]+/" + re.escape(os.path.basename(src)), src, text)
-        print(f"adgen: error: {text}", file=sys.stderr)
-        return EXIT_CHECK_FAILED
+        # the module was valid: its files are written all the same, to look at or to build
+        # by hand; the compiler's message says what failed (an unknown flag, the user's C)
+        failure = str(err)
+        for name in files:  # name the files written (or given), not their copies in the cache
+            shown = next((src for src in args.source if os.path.basename(src) == name),
+                         os.path.join(outdir, name))
+            failure = re.sub(r"[^\s'\"]*/\.build-[^/\s]+/" + re.escape(name) + r"\b", shown,
+                             failure)
+        if cflags is None and not args.source and not external_sources(t):
+            failure += ("\n(the generated code does not compile with the default flags: unless "
+                        "the compiler's message shows a problem of this machine, this is a bug in "
+                        "adgen; please report it)")
 
     try:
         os.makedirs(outdir, exist_ok=True)
@@ -293,6 +299,9 @@ def run(argv: Sequence[str]) -> int:
         return EXIT_BAD_INPUT
     for w in written:
         say(w)
+    if failure is not None:
+        print(f"adgen: error: {failure}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if built is not None:
         say(str(built))
     if report is not None:

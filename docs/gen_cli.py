@@ -33,10 +33,14 @@ EXIT_MEANING = {
                          "the files were still written",
     "EXIT_BAD_INPUT": "bad input or usage: a rejected module (a located `file:line:col: error:` "
                       "message), an unknown or unsupported option value, a missing input file, "
-                      "an output directory that cannot be written, the C file of an `@external` "
-                      "function that does not compile (or does not match the prototypes the "
-                      "generated headers declare). Nothing is written when the "
-                      "module or an option is rejected",
+                      "an output file that cannot be written; or a `--build`/`--check` whose "
+                      "compilation fails (the compiler's message is shown: a flag of "
+                      "`--cflags` it does not know, a `--source` file or the C file of an "
+                      "`@external` function that does not compile or does not match the "
+                      "prototypes the generated headers declare). Nothing is written when the "
+                      "module or an option is rejected; when only the compilation fails, the "
+                      "module was valid and its generated files are written as without "
+                      "`--build`/`--check`",
     "EXIT_INTERNAL": "an internal error (a bug in adgen). The last line of the Python traceback "
                      "is printed; set `ADGEN_TRACEBACK=1` to print all of it",
 }

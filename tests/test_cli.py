@@ -154,7 +154,7 @@ def test_check_validates_a_hand_edited_file(tmp_path: Path) -> None:
     assert r.returncode == 1 and "FAIL" in r.stdout
     edited.write_text(good.replace("tmp_3 = ", "tmp_3 == "))
     r = check()
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert f"{edited}:" in r.stderr and "Traceback" not in r.stderr
     r = run_cli(str(ROSEN), "--mode", "reverse", "-o", str(out), "--check",
                 "--source", str(tmp_path / "other.c"))

@@ -44,3 +44,26 @@ def test_rejected_options_write_nothing(tmp_path: Path, args: list[str], fragmen
     r = run_cli(str(module), *args, "-o", str(tmp_path / "out"), "-MD", cwd=tmp_path)
     rejected(r, fragment)
     assert tree(tmp_path / "out") == {}
+
+
+def test_unknown_compiler_flag_exits_2_with_the_compilers_message(tmp_path: Path) -> None:
+    """A build that fails is exit code 2 with gcc's message; the generated files, of a valid
+    module, are written all the same."""
+    out = tmp_path / "out"
+    r = run_cli(str(ROSEN), "--build", "--cflags=-fnosuchflag", "-o", str(out))
+    rejected(r, "unrecognized command-line option")
+    assert "-fnosuchflag" in r.stderr
+    assert sorted(tree(out)) == ["adgen_runtime.h", "rosenbrock_d.c", "rosenbrock_d.h"]
+    assert str(out / "rosenbrock_d.c") in r.stdout
+
+
+@pytest.mark.parametrize("action", ["--build", "--check"])
+def test_source_that_does_not_compile_exits_2(tmp_path: Path, action: str) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    edited = out / "rosenbrock_d.c"
+    edited.write_text("garbage here\n")
+    r = run_cli(str(ROSEN), action, "--source", str(edited), "-o", str(out))
+    rejected(r, f"{edited}:1:1: error:")
+    assert ".build-" not in r.stderr.split("CompileError")[0]
+    assert edited.read_text() == "garbage here\n"
