@@ -13,9 +13,12 @@ Exit codes: 0 success, 1 a check failed, 2 bad input or usage, 3 internal error.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import os
 import re
 import shlex
+import shutil
 import sys
 import tempfile
 import traceback
@@ -112,14 +115,16 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def write_atomic(path: str, text: str) -> bool:
-    """Write ``text`` unless the file already holds it; returns whether it changed."""
+def _unchanged(path: str, text: str) -> bool:
     try:
         with open(path, encoding="utf-8") as f:
-            if f.read() == text:
-                return False
-    except OSError:
-        pass
+            return f.read() == text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _stage(path: str, text: str) -> str:
+    """A temporary file next to ``path`` holding ``text``, with the mode open() would give."""
     directory = os.path.dirname(path) or "."
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=directory)
     try:
@@ -128,12 +133,97 @@ def write_atomic(path: str, text: str) -> bool:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # as open() would create it, not mkstemp's 0600
-        os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        os.unlink(tmp)
         raise
-    return True
+    return tmp
+
+
+def _keep_old(path: str) -> str | None:
+    """A hard link (else a copy) of the file at ``path`` next to it, to put it back; None
+    when there is none."""
+    if not os.path.isfile(path):
+        return None
+    fd, old = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".old",
+                               dir=os.path.dirname(path) or ".")
+    os.close(fd)
+    try:
+        os.unlink(old)
+        os.link(path, old)
+    except OSError:
+        shutil.copy2(path, old)
+    return old
+
+
+def write_all(files: dict[str, str]) -> dict[str, bool]:
+    """Write every file of ``files`` (path -> text) or none.  Each file whose text changed
+    goes to a temporary file in its directory; only when all are written are they renamed
+    over the old files, and a rename that fails puts back the files renamed before it, so
+    a reader never sees a half-written file nor a mix of old and new ones.  A file that
+    already holds its text is not touched (its timestamp stays).  Returns path -> whether it
+    changed; an OSError's ``filename`` is the file that could not be written."""
+    changed = {path: not _unchanged(path, text) for path, text in files.items()}
+    staged: list[tuple[str, str]] = []
+    done: list[tuple[str, str | None]] = []
+    try:
+        for path, text in files.items():
+            try:
+                if not changed[path]:
+                    continue
+                if os.path.isdir(path):
+                    raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+                staged.append((_stage(path, text), path))
+            except OSError as exc:
+                raise OSError(exc.errno, exc.strerror, path) from None
+        for tmp, path in staged:
+            old = _keep_old(path)
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                if old is not None:
+                    os.unlink(old)
+                raise OSError(exc.errno, exc.strerror, path) from None
+            done.append((path, old))
+    except BaseException:
+        for path, old in reversed(done):
+            with contextlib.suppress(OSError):
+                if old is None:
+                    os.unlink(path)
+                else:
+                    os.replace(old, path)
+        for tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    for _, old in done:
+        if old is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(old)
+    return changed
+
+
+def make_dirs(directory: str) -> list[str]:
+    """Create ``directory`` and its missing parents; returns those created, outermost first."""
+    missing = []
+    d = os.path.normpath(directory)
+    while d and not os.path.exists(d) and d not in missing:
+        missing.append(d)
+        d = os.path.dirname(d)
+    created = []
+    try:
+        for d in reversed(missing):
+            os.mkdir(d)
+            created.append(d)
+    except OSError:
+        remove_dirs(created)
+        raise
+    return created
+
+
+def remove_dirs(created: list[str]) -> None:
+    for d in reversed(created):
+        with contextlib.suppress(OSError):
+            os.rmdir(d)
 
 
 #: options that only change what --build and --check compile
@@ -275,28 +365,34 @@ def run(argv: Sequence[str]) -> int:
                         "the compiler's message shows a problem of this machine, this is a bug in "
                         "adgen; please report it)")
 
+    kept = {os.path.basename(src) for src in args.source}
+    outputs: dict[str, str] = {}
+    for name, text in files.items():
+        if name in kept:
+            verbose(f"kept {name}: --source {name} replaces it")
+            continue  # never overwrite the edited file the user asks to check
+        outputs[os.path.join(outdir, name)] = text
+    if args.make_deps or args.dep_file:
+        dep = args.dep_file or os.path.join(outdir, t.module.name + ".d")
+        targets = " ".join(os.path.join(outdir, n) for n in files
+                           if n not in ("adgen_runtime.h", "adgen_runtime_cuda.cuh"))
+        prerequisites = " ".join([path, *external_sources(t)])  # and @external C files
+        outputs[dep] = f"{targets}: {prerequisites}\n"
     try:
-        os.makedirs(outdir, exist_ok=True)
-        written = []
-        kept = {os.path.basename(src) for src in args.source}
-        for name, text in files.items():
-            if name in kept:
-                verbose(f"kept {name}: --source {name} replaces it")
-                continue  # never overwrite the edited file the user asks to check
-            full = os.path.join(outdir, name)
-            changed = write_atomic(full, text)
-            written.append(full)
-            verbose(f"{'wrote' if changed else 'unchanged'} {full}")
-        if args.make_deps or args.dep_file:
-            dep = args.dep_file or os.path.join(outdir, t.module.name + ".d")
-            targets = " ".join(os.path.join(outdir, n) for n in files
-                               if n not in ("adgen_runtime.h", "adgen_runtime_cuda.cuh"))
-            prerequisites = " ".join([path, *external_sources(t)])  # and @external C files
-            write_atomic(dep, f"{targets}: {prerequisites}\n")
-            written.append(dep)
+        created = make_dirs(outdir)
     except OSError as exc:
-        print(f"adgen: error: cannot write to {outdir}: {exc.strerror}", file=sys.stderr)
+        print(f"adgen: error: cannot create the directory {exc.filename or outdir}: "
+              f"{exc.strerror}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    try:
+        changed = write_all(outputs)
+    except OSError as exc:
+        remove_dirs(created)
+        print(f"adgen: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    written = list(outputs)
+    for full in written:
+        verbose(f"{'wrote' if changed[full] else 'unchanged'} {full}")
     for w in written:
         say(w)
     if failure is not None:

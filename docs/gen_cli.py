@@ -306,8 +306,12 @@ def render() -> str:
         "",
         "Nothing is written until the whole module has been transpiled, so a rejected module "
         "or option leaves `OUTDIR` as it was. Each file is then written to a temporary file in "
-        "the same directory and renamed over the old one, so a reader (or a parallel `make`) "
-        "never sees a half-written file. A file whose new text equals the old is not touched "
+        "the same directory, and only when all of them (the dependency file included) are "
+        "written are they renamed over the old ones, so a reader (or a parallel `make`) "
+        "never sees a half-written file. The files are written all or none: when one cannot "
+        f"be written (exit code {cli.EXIT_BAD_INPUT}, the message names it), the temporary "
+        "files are removed, the old files are left as they were and an output directory "
+        "adgen created is removed again. A file whose new text equals the old is not touched "
         "at all, so its timestamp stays and `make` does not rebuild what depends on it.",
         "",
         "The first comment of each generated `.c` file records the command line that produced "

@@ -67,3 +67,62 @@ def test_source_that_does_not_compile_exits_2(tmp_path: Path, action: str) -> No
     rejected(r, f"{edited}:1:1: error:")
     assert ".build-" not in r.stderr.split("CompileError")[0]
     assert edited.read_text() == "garbage here\n"
+
+
+def test_a_file_that_cannot_be_written_leaves_every_output_as_it_was(tmp_path: Path) -> None:
+    out = tmp_path / "gen"
+    out.mkdir()
+    (out / "rosenbrock_d.c").write_text("old text\n")
+    before = tree(out)
+    mtime = (out / "rosenbrock_d.c").stat().st_mtime_ns
+    r = run_cli(str(ROSEN), "-o", str(out), "-MF", str(tmp_path / "nodir" / "r.d"))
+    rejected(r, f"cannot write {tmp_path / 'nodir' / 'r.d'}: No such file or directory")
+    assert r.stdout == ""
+    assert sorted(p.name for p in out.iterdir()) == ["rosenbrock_d.c"]  # no temporary left
+    assert tree(out) == before and (out / "rosenbrock_d.c").stat().st_mtime_ns == mtime
+
+
+def test_an_output_that_is_a_directory_is_named(tmp_path: Path) -> None:
+    out = tmp_path / "q"
+    (out / "rosenbrock_d.h").mkdir(parents=True)
+    r = run_cli(str(ROSEN), "-o", str(out))
+    rejected(r, f"cannot write {out / 'rosenbrock_d.h'}: Is a directory")
+    assert [p.name for p in out.iterdir()] == ["rosenbrock_d.h"]
+    assert tree(out) == {}
+
+
+def test_an_output_directory_made_for_a_failed_write_is_removed(tmp_path: Path) -> None:
+    r = run_cli(str(ROSEN), "-o", str(tmp_path / "new" / "gen"), "-MF",
+                str(tmp_path / "nodir" / "r.d"))
+    rejected(r, "cannot write")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "file").write_text("")
+    r = run_cli(str(ROSEN), "-o", str(tmp_path / "file" / "gen"))
+    rejected(r, f"cannot create the directory {tmp_path / 'file' / 'gen'}: Not a directory")
+
+
+def test_a_failed_rename_puts_back_the_files_renamed_before(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from adgen import cli
+
+    old = {tmp_path / "a.c": "old a\n", tmp_path / "b.c": "old b\n"}
+    for p, text in old.items():
+        p.write_text(text)
+    replace, calls = os.replace, []
+
+    def failing_replace(src: str, dst: str) -> None:
+        calls.append(dst)
+        if len(calls) == 3:  # a.c, b.c, then the new c.c
+            raise PermissionError(13, "Permission denied")
+        replace(src, dst)
+    monkeypatch.setattr(cli.os, "replace", failing_replace)
+    with pytest.raises(OSError) as info:
+        cli.write_all({str(tmp_path / n): f"new {n}\n" for n in ("a.c", "b.c", "c.c")})
+    monkeypatch.undo()
+    assert info.value.filename == str(tmp_path / "c.c")
+    assert tree(tmp_path) == {"a.c": b"old a\n", "b.c": b"old b\n"}
+    changed = cli.write_all({str(tmp_path / "a.c"): "old a\n", str(tmp_path / "b.c"): "new b\n"})
+    assert changed == {str(tmp_path / "a.c"): False, str(tmp_path / "b.c"): True}
+    assert tree(tmp_path) == {"a.c": b"old a\n", "b.c": b"new b\n"}
