@@ -327,6 +327,15 @@ def run(argv: Sequence[str]) -> int:
     from .validate import run_checks, use_sources
     if not args.quiet and sys.stderr.isatty():
         PROGRESS.set(_progress_line)
+    if args.check and args.target == "cuda" and not args.emulate:
+        from .cuda import gpu_problem
+        problem = gpu_problem()
+        if problem is not None:
+            print(f"adgen: error: --check runs the kernels on a GPU, and there is no usable GPU "
+                  f"or CUDA driver here ({problem}); add --emulate to run them on the CPU",
+                  file=sys.stderr)
+            return EXIT_BAD_INPUT
+    from .cuda import CudaError
     built: Path | None = None
     report: CheckReport | None = None
     failure: str | None = None
@@ -364,6 +373,8 @@ def run(argv: Sequence[str]) -> int:
             failure += ("\n(the generated code does not compile with the default flags: unless "
                         "the compiler's message shows a problem of this machine, this is a bug in "
                         "adgen; please report it)")
+    except CudaError as err:  # the GPU failed while checking (out of memory, a lost device)
+        failure = f"{err} (--emulate runs the kernels on the CPU)"
 
     kept = {os.path.basename(src) for src in args.source}
     outputs: dict[str, str] = {}

@@ -59,6 +59,21 @@ def device_count() -> int:
     return count.value if lib.cudaGetDeviceCount(ctypes.byref(count)) == 0 else 0
 
 
+def gpu_problem() -> str | None:
+    """Why the kernels cannot run on a GPU here (no CUDA runtime, no driver or one too old
+    for the runtime, no GPU), or None when they can."""
+    try:
+        lib = runtime()
+    except CudaError:
+        return "the CUDA runtime (libcudart) was not found"
+    count = ctypes.c_int(0)
+    status = lib.cudaGetDeviceCount(ctypes.byref(count))
+    if status != 0:
+        lib.cudaGetErrorString.restype = ctypes.c_char_p
+        return f"cudaGetDeviceCount failed: {lib.cudaGetErrorString(status).decode()}"
+    return None if count.value > 0 else "the CUDA runtime sees no GPU"
+
+
 def interface_pointer(value: Any) -> int | None:
     """The device pointer of an object with ``__cuda_array_interface__``, else None."""
     iface = getattr(value, "__cuda_array_interface__", None)

@@ -37,10 +37,12 @@ EXIT_MEANING = {
                       "compilation fails (the compiler's message is shown: a flag of "
                       "`--cflags` it does not know, a `--source` file or the C file of an "
                       "`@external` function that does not compile or does not match the "
-                      "prototypes the generated headers declare). Nothing is written when the "
-                      "module or an option is rejected; when only the compilation fails, the "
-                      "module was valid and its generated files are written as without "
-                      "`--build`/`--check`",
+                      "prototypes the generated headers declare); `--check` on the CUDA target "
+                      "without a usable GPU and driver (`--emulate` runs the kernels on the "
+                      "CPU), or a CUDA call that fails during it. Nothing is written when the "
+                      "module or an option is rejected, nor when no GPU is usable; when only the "
+                      "compilation or the GPU fails, the module was valid and its generated "
+                      "files are written as without `--build`/`--check`",
     "EXIT_INTERNAL": "an internal error (a bug in adgen). The last line of the Python traceback "
                      "is printed; set `ADGEN_TRACEBACK=1` to print all of it",
 }

@@ -126,3 +126,40 @@ def test_a_failed_rename_puts_back_the_files_renamed_before(
     changed = cli.write_all({str(tmp_path / "a.c"): "old a\n", str(tmp_path / "b.c"): "new b\n"})
     assert changed == {str(tmp_path / "a.c"): False, str(tmp_path / "b.c"): True}
     assert tree(tmp_path) == {"a.c": b"old a\n", "b.c": b"new b\n"}
+
+
+KERNELS = ROOT / "examples" / "kernels.py"
+
+
+def test_cuda_check_without_a_usable_gpu_exits_2(tmp_path: Path) -> None:
+    from adgen.cuda import gpu_problem
+
+    if gpu_problem() is None:
+        pytest.skip("a GPU is usable here")
+    out = tmp_path / "out"
+    r = run_cli(str(KERNELS), "--target", "cuda", "--mode", "reverse", "--check", "-o", str(out))
+    rejected(r, "no usable GPU or CUDA driver here")
+    assert "add --emulate" in r.stderr
+    assert tree(out) == {}
+
+
+def test_a_gpu_failure_during_the_check_exits_2(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        ) -> None:
+    import adgen.cuda
+    import adgen.validate
+    from adgen import cli
+    from adgen.cuda import CudaError
+
+    def run_checks(*args: object, **kwargs: object) -> None:
+        raise CudaError("cudaMalloc failed: out of memory")
+    monkeypatch.setattr(adgen.cuda, "gpu_problem", lambda: None)
+    monkeypatch.setattr(adgen.validate, "run_checks", run_checks)
+    out = tmp_path / "out"
+    rc = cli.main([str(KERNELS), "--target", "cuda", "--mode", "reverse", "--check", "-o",
+                   str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert "cudaMalloc failed: out of memory (--emulate runs" in err and "internal" not in err
+    assert sorted(tree(out)) == ["adgen_runtime.h", "adgen_runtime_cuda.cuh", "kernels_b.cu",
+                                 "kernels_b.h"]
