@@ -202,6 +202,25 @@ def write_all(files: dict[str, str]) -> dict[str, bool]:
     return changed
 
 
+def make_quote(path: str) -> str:
+    """``path`` as a word of a Make rule, quoted as ``gcc -MD`` quotes it: a space or tab
+    after N backslashes becomes 2N+1 backslashes and the space, ``#`` becomes ``\\#``, ``$``
+    becomes ``$$``; and ``:`` becomes ``\\:``, which gcc leaves as it is but GNU make would
+    read as the colon of the rule."""
+    out = []
+    slashes = 0
+    for ch in path:
+        if ch in " \t":
+            out.append("\\" * (slashes + 1))
+        elif ch in "#:":
+            out.append("\\")
+        elif ch == "$":
+            out.append("$")
+        out.append(ch)
+        slashes = slashes + 1 if ch == "\\" else 0
+    return "".join(out)
+
+
 def make_dirs(directory: str) -> list[str]:
     """Create ``directory`` and its missing parents; returns those created, outermost first."""
     missing = []
@@ -385,9 +404,9 @@ def run(argv: Sequence[str]) -> int:
         outputs[os.path.join(outdir, name)] = text
     if args.make_deps or args.dep_file:
         dep = args.dep_file or os.path.join(outdir, t.module.name + ".d")
-        targets = " ".join(os.path.join(outdir, n) for n in files
+        targets = " ".join(make_quote(os.path.join(outdir, n)) for n in files
                            if n not in ("adgen_runtime.h", "adgen_runtime_cuda.cuh"))
-        prerequisites = " ".join([path, *external_sources(t)])  # and @external C files
+        prerequisites = " ".join(make_quote(p) for p in [path, *external_sources(t)])
         outputs[dep] = f"{targets}: {prerequisites}\n"
     try:
         created = make_dirs(outdir)

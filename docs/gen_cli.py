@@ -298,7 +298,10 @@ def render() -> str:
         "imports nothing but `math`, `numpy`, `typing` and `adgen`, so the module is the only "
         "prerequisite, besides the C files its `@external` functions name "
         "([language.md](language.md#external-c-functions)), which follow it (each the "
-        "module's directory joined with the path the decorator gives). A Makefile includes it "
+        "module's directory joined with the path the decorator gives). Paths are quoted for "
+        "make as `gcc -MD` quotes them, a space as `\\ `, `$` as `$$`, `#` as `\\#`, and a "
+        "colon as `\\:` (which gcc does not quote, but make would otherwise read as the colon "
+        "of the rule). A Makefile includes it "
         "with "
         "`-include OUTDIR/MODULE.d`; "
         "[tutorial.md](tutorial.md#6-a-makefile) has a complete one.",

@@ -163,3 +163,28 @@ def test_a_gpu_failure_during_the_check_exits_2(
     assert "cudaMalloc failed: out of memory (--emulate runs" in err and "internal" not in err
     assert sorted(tree(out)) == ["adgen_runtime.h", "adgen_runtime_cuda.cuh", "kernels_b.cu",
                                  "kernels_b.h"]
+
+
+def test_dependency_file_quotes_paths_for_make(tmp_path: Path) -> None:
+    """Spaces, `$`, `#` (as gcc -MD quotes them) and `:` in paths: make reads the rule back."""
+    import os
+    import shutil
+    import subprocess
+
+    (tmp_path / "src d").mkdir()
+    module = tmp_path / "src d" / "my mod$1#x.py"
+    module.write_text(ROSEN.read_text())
+    r = run_cli("src d/my mod$1#x.py", "-o", "out dir:1", "-MD", "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    dep = tmp_path / "out dir:1" / "my mod$1#x.d"
+    assert dep.read_text() == ("out\\ dir\\:1/my\\ mod$$1\\#x_d.c out\\ dir\\:1/my\\ mod$$1\\#x_d.h: "
+                               "src\\ d/my\\ mod$$1\\#x.py\n")
+    if shutil.which("make") is None:
+        return
+    (tmp_path / "rule.mk").write_text("%_d.c:\n\t@:$(info remake [$@] from [$^])\n")
+    later = module.stat().st_mtime + 10
+    os.utime(module, (later, later))
+    made = subprocess.run(["make", "-f", str(dep), "-f", "rule.mk", "out dir:1/my mod$1#x_d.c"],
+                          cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout == "remake [out dir:1/my mod$1#x_d.c] from [src d/my mod$1#x.py]\n"
