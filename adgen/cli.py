@@ -388,7 +388,8 @@ def run(argv: Sequence[str]) -> int:
                          os.path.join(outdir, name))
             failure = re.sub(r"[^\s'\"]*/\.build-[^/\s]+/" + re.escape(name) + r"\b", shown,
                              failure)
-        if cflags is None and not args.source and not external_sources(t):
+        if args.target == "c" and cflags is None and not args.source \
+                and not external_sources(t):
             failure += ("\n(the generated code does not compile with the default flags: unless "
                         "the compiler's message shows a problem of this machine, this is a bug in "
                         "adgen; please report it)")
@@ -418,6 +419,8 @@ def run(argv: Sequence[str]) -> int:
         changed = write_all(outputs)
     except OSError as exc:
         remove_dirs(created)
+        if failure is not None:
+            print(f"adgen: error: {failure}", file=sys.stderr)
         print(f"adgen: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return EXIT_BAD_INPUT
     written = list(outputs)

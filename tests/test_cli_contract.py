@@ -177,8 +177,8 @@ def test_dependency_file_quotes_paths_for_make(tmp_path: Path) -> None:
     r = run_cli("src d/my mod$1#x.py", "-o", "out dir:1", "-MD", "-q", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     dep = tmp_path / "out dir:1" / "my mod$1#x.d"
-    assert dep.read_text() == ("out\\ dir\\:1/my\\ mod$$1\\#x_d.c out\\ dir\\:1/my\\ mod$$1\\#x_d.h: "
-                               "src\\ d/my\\ mod$$1\\#x.py\n")
+    assert dep.read_text() == ("out\\ dir\\:1/my\\ mod$$1\\#x_d.c "
+                               "out\\ dir\\:1/my\\ mod$$1\\#x_d.h: src\\ d/my\\ mod$$1\\#x.py\n")
     if shutil.which("make") is None:
         return
     (tmp_path / "rule.mk").write_text("%_d.c:\n\t@:$(info remake [$@] from [$^])\n")
