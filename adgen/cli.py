@@ -250,17 +250,19 @@ BUILD_OPTIONS = (("source", "--source"), ("cflags", "--cflags"), ("openmp", "--o
                  ("emulate", "--emulate"), ("arch", "--arch"))
 
 
-def check_options(args: argparse.Namespace, error: type[Exception]) -> None:
+def check_options(args: argparse.Namespace) -> None:
     """Reject an option that does not apply to the other options given (before anything is
     written)."""
+    from .transpile.pipeline import UsageError
     if args.target != "cuda" and (args.emulate or args.arch):
-        raise error(f"{'--emulate' if args.emulate else '--arch'} applies to --target cuda")
+        raise UsageError(f"{'--emulate' if args.emulate else '--arch'} applies to --target cuda")
     if args.target == "cuda" and args.openmp:
-        raise error("--openmp applies to --target c (on the CUDA target each prange is a kernel)")
+        raise UsageError("--openmp applies to --target c (on the CUDA target each prange is a "
+                         "kernel)")
     if not (args.build or args.check):
         for dest, option in BUILD_OPTIONS:
             if getattr(args, dest):
-                raise error(f"{option} needs --build or --check")
+                raise UsageError(f"{option} needs --build or --check")
 
 
 def run(argv: Sequence[str]) -> int:
@@ -292,7 +294,7 @@ def run(argv: Sequence[str]) -> int:
         return EXIT_BAD_INPUT
     try:
         check_modes(modes)
-        check_options(args, UsageError)
+        check_options(args)
         verbose(f"transpiling {path} ({', '.join(modes)})")
         t = transpile(path, modes, functions=args.functions, wrt=args.wrt, of=args.of,
                       head=args.head, precision=args.precision, debug=args.debug,
