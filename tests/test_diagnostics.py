@@ -1653,6 +1653,27 @@ def test_no_warning_without_an_independent(tmp_path: Path) -> None:
     assert "int()" not in r.stderr and "equality" in r.stderr  # x is a constant now; y is not
 
 
+def test_no_warning_on_what_adgen_adds(tmp_path: Path) -> None:
+    """The search for a running max's index compares floats for equality; it is adgen's,
+    so no warning names it, also in the copy a gradient taken inside the module makes of
+    the adjoint (it warned at <generated>:0:0 there, and --werror refused the module)."""
+    path = tmp_path / "model.py"
+    path.write_text(HEADER.replace("zeros", "grad, zeros") + module("""
+        def pot(x: f64, w: Array[f64]) -> f64:
+            m = -1e300
+            for i in range(len(w)):
+                m = max(m, w[i] * x)
+            return m
+
+
+        def step(x: f64, w: Array[f64]) -> f64:
+            g = grad(pot)(x, w)
+            return g * x
+        """))
+    r = run_cli(str(path), "--mode", "forward", "-o", str(tmp_path / "out"), "--werror")
+    assert r.returncode == 0 and "warning" not in r.stderr and "error" not in r.stderr, r.stderr
+
+
 def test_load_issues_python_warnings(tmp_path: Path) -> None:
     import adgen
     path = tmp_path / "model.py"

@@ -106,6 +106,47 @@ def test_vectorised_loops_compute_what_cpython_does(tmp_path: Path) -> None:
         assert report.ok, report.table()
 
 
+START = """
+def top(x: Array[f64]) -> float:
+    m = x[0]
+    for i in range(1, len(x)):
+        m = max(m, x[i])
+    return m
+
+
+def least(x: Array[f64], m0: float) -> float:
+    m = m0
+    for i in range(len(x)):
+        m = min(m, x[i] * 2.0)
+    return m
+"""
+
+
+def test_a_vectorised_running_extreme_keeps_its_start_first(tmp_path: Path) -> None:
+    """The lanes of a vectorised max (min) start from -inf (inf) and the start value is
+    taken first after the loop, as in the loop as written: a NaN start stays NaN (OpenMP's
+    own combination dropped it: 64.0 for nan), a start equal to the extreme is kept."""
+    path = module(tmp_path, START)
+    assert "adgen_max_f64(m_start, m)" in c_text(path, "primal")
+    m = adgen.load(path, modes=("primal", "reverse"))
+    ramp = np.arange(1.0, 9.0)
+    for x in (np.concatenate([[math.nan], ramp]), np.concatenate([[9.0], ramp]),
+              np.concatenate([[-math.inf], -np.full(8, math.inf)])):
+        got, want = m.top(x.copy()), max_loop(x)
+        assert got == want or math.isnan(got) and math.isnan(want), (x, got, want)
+    assert math.isnan(m.least(ramp.copy(), math.nan))
+    assert m.least(ramp.copy(), 2.0) == 2.0 and m.least(ramp.copy(), 5.0) == 2.0
+    value, grads = m.least.vjp((ramp.copy(), math.nan), 1.0)
+    assert math.isnan(value)
+
+
+def max_loop(x: np.ndarray) -> float:
+    m = float(x[0])
+    for v in x[1:]:
+        m = max(m, float(v))
+    return m
+
+
 EXTREMES = """
 def top(x: Array[f64], w: float) -> float:
     m = -1e300

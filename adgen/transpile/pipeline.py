@@ -130,6 +130,8 @@ class Transpiled:
     log: PassLog
     warnings: list["Warning_"]  # located, in source order
     target: str = "c"  # "c" or "cuda"
+    #: what each differentiated function was asked for (empty for a primal alone)
+    requests: dict[str, "Request"] = field(default_factory=dict)
 
 
 def build_requests(module: Module, sel: Selection) -> dict[str, "Request"]:
@@ -319,7 +321,7 @@ def _transpile_source(path: str, source: str, modes: list[str], sel: Selection |
         outputs[mode] = emit_module(target, mode, options, command)
     unique = {(w.loc, w.message): w for w in diags.warnings}
     warnings = sorted(unique.values(), key=lambda w: (w.loc.file, w.loc.line, w.loc.col))
-    return Transpiled(module, outputs, irs, log, warnings, options.target)
+    return Transpiled(module, outputs, irs, log, warnings, options.target, requests or {})
 
 
 def emitted_form(module: Module, copy: bool, debug: bool, log: PassLog,

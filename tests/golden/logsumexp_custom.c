@@ -39,10 +39,13 @@ double logsumexp(const double *x, int64_t x_shape0)
     /* logsumexp_custom.py:25: m = x[0] */
     double m = x[0];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
+    double m_start = m;
+    m = -INFINITY;
     ADGEN_SIMD(omp simd reduction(max: m))
     for (int64_t i = 0; i < x_shape0; ++i) {
         m = adgen_max_f64(m, x[i]);
     }
+    m = adgen_max_f64(m_start, m);
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double s = 0.0;
     ADGEN_SIMD(omp simd reduction(+: s))

@@ -44,10 +44,13 @@ static double logsumexp_fwd(adgen_tape *tape, const double *x, int64_t x_shape0)
     double m = x[0];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
     double m_1 = m;
+    double m_1_start = m_1;
+    m_1 = -INFINITY;
     ADGEN_SIMD(omp simd reduction(max: m_1))
     for (int64_t i = 0; i < x_shape0; ++i) {
         m_1 = adgen_max_f64(m_1, x[i]);
     }
+    m_1 = adgen_max_f64(m_1_start, m_1);
     bool found;
     int64_t k;
     if (m_1 > m) {
@@ -130,10 +133,13 @@ double logsumexp_bv(const double *x, double *xb, int64_t x_shape0, const double 
     double m = x[0];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
     double m_1 = m;
+    double m_1_start = m_1;
+    m_1 = -INFINITY;
     ADGEN_SIMD(omp simd reduction(max: m_1))
     for (int64_t i = 0; i < x_shape0; ++i) {
         m_1 = adgen_max_f64(m_1, x[i]);
     }
+    m_1 = adgen_max_f64(m_1_start, m_1);
     bool found;
     int64_t k;
     if (m_1 > m) {

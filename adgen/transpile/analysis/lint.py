@@ -39,7 +39,7 @@ def lint(module: Module, activity: ModuleActivity) -> list[Warning_]:
             continue
         varied = act.varied
         for op in fn.walk():
-            if op.loc is NOWHERE:  # what a transform added, not the user's code
+            if op.loc == NOWHERE:  # what a transform added (or a copy of it), not the user's code
                 continue
             if isinstance(op, Prim) and op.prim in SPELLING and any(
                     v in varied and _is_float(v.type) for v in op.operands):

@@ -647,6 +647,7 @@ class FunctionEmitter(Variables):
             self.emit(f"/* prange run in sequence: {self.parallel_reason(op)} */", depth)
         blocked = self.tape_block(op, depth)
         simd = self.simd_pragma(op, blocked) if op not in self.omp_loops else None
+        extremes = self.lane_extremes(op, blocked, depth) if simd is not None else []
         if simd is not None:
             self.emit(simd, depth)
             if s == -1:  # independent iterations: upwards, which vectorises without permutes
@@ -656,6 +657,8 @@ class FunctionEmitter(Variables):
         self.region(op.body, depth + 1)
         self.host_ivs.pop()
         self.emit("}", depth)
+        for name, kind, elem, start in extremes:
+            self.emit(f"{name} = adgen_{kind}_{elem}({start}, {name});", depth)
         self.atomic_arrays = outer_atomic
         for a, name, count in private:
             self.emit(f"ADGEN_PRIVATE_ADD({elem_of(a.type).name}, {self.var_of[a].name}, "
@@ -666,6 +669,24 @@ class FunctionEmitter(Variables):
             self.thread_tape = None
         if block:
             self.emit("}", depth - 1)
+
+    def lane_extremes(self, op: For, blocked: bool, depth: int) -> list[tuple[str, str, str, str]]:
+        """The float running maxima and minima of the vectorised loop ``op``: each lane starts
+        from -INFINITY (INFINITY), and after the loop the start value comes first, as in the
+        loop as written (``adgen_max_f64(start, m)``: a NaN start stays NaN, a tie keeps the
+        start; OpenMP's combination of the start with the lanes would drop a NaN).  Emits the
+        lines before the loop; returns (variable, kind, type, start) for the line after it."""
+        out = []
+        for kind, arg in self.simd_reductions(op, blocked) or []:
+            if kind not in ("max", "min") or not (isinstance(arg.type, ScalarType) and
+                                                  arg.type.is_float):
+                continue
+            var = self.var_of[arg]
+            start = self.fresh_name(var.name + "_start")
+            self.emit(f"{var.ctype} {start} = {var.name};", depth)
+            self.emit(f"{var.name} = {'-' if kind == 'max' else ''}INFINITY;", depth)
+            out.append((var.name, kind, arg.type.name, start))
+        return out
 
     def ascending_header(self, op: For) -> str:
         """The header of the step -1 loop ``op`` run upwards, over the same indices: for a
