@@ -632,6 +632,14 @@ CASES = [
                 x = x * 2.0
             return x
         """), 2, 25, "'# adgen: binomial(0)' keeps no snapshot", None),
+    ("two directives on one loop", module("""
+        def f(x: float, n: int) -> float:
+            # adgen: store
+            for i in range(n):  # adgen: recompute
+                x = x * 2.0
+            return x
+        """), 3, 25, "this loop has two directives, '# adgen: store' and '# adgen: recompute' "
+                     "(keep one)", None),
     ("binomial directive with more snapshots than a program needs", module("""
         def f(x: float, n: int) -> float:
             for i in range(n):  # adgen: binomial(99999999999999999999999)

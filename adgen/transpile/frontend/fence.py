@@ -230,6 +230,12 @@ class Fence(cst.CSTVisitor):
         return not (self.depth == 0 and is_main_guard(node))
 
     def loop_comments(self, node: cst.For | cst.While) -> None:
+        given = [(c, d) for c in loop_directive_comments(node)
+                 for d in [directive_of(c)] if is_loop_directive(d)]
+        if len({d for _, d in given}) > 1:
+            (_, first), (c, second) = given[0], given[-1]
+            raise AdgenError(self.loc(c), f"this loop has two directives, '# adgen: {first}' "
+                                          f"and '# adgen: {second}' (keep one)")
         for c in loop_directive_comments(node):
             d = directive_of(c)
             if d == "checkpoint" and isinstance(node, cst.While):
