@@ -74,7 +74,7 @@ def grad(fn: Any, argnums: int | tuple[int, ...] = 0) -> Any:
     so that the module still runs unchanged."""
 
     def gradient(*args: Any) -> Any:
-        _, grads = _compiled(fn, "reverse").vjp(args, 1.0)
+        _, grads = _compiled(fn, "reverse", args).vjp(args, 1.0)
         if isinstance(argnums, tuple):
             return tuple(_float(grads[i]) for i in argnums)
         return _float(grads[argnums])
@@ -87,7 +87,7 @@ def jvp(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[f
     of the tangents (one per parameter, None for those that are not floats), as JAX's ``jvp``.
     Generated code calls ``f_jvp`` (``f``'s tangent); in CPython the tangent built by adgen
     (forward mode, cached)."""
-    value, tangent = _compiled(fn, "forward").jvp(tuple(primals), tuple(tangents))
+    value, tangent = _compiled(fn, "forward", primals).jvp(tuple(primals), tuple(tangents))
     return float(value), _float(tangent)
 
 
@@ -95,22 +95,27 @@ def _float(v: Any) -> float:
     return 0.0 if v is None else float(v)
 
 
-_BUILT: dict[tuple[str, str, str], Any] = {}
+_BUILT: dict[tuple[str, str, str, str], Any] = {}
 
 
-def _compiled(fn: Any, mode: str) -> Any:
+def _compiled(fn: Any, mode: str, args: Any) -> Any:
     """``fn`` of its module built by adgen in ``mode`` (once per process; on disk, adgen's build
-    cache)."""
+    cache), in single precision when ``args`` (what it is called with) hold float32 arrays,
+    as the module's arrays are when ``adgen --check --precision f32`` runs it."""
     import inspect
+
+    import numpy as np
 
     from .api import load
 
     path = inspect.getsourcefile(fn)
     if path is None:
         raise TypeError(f"grad/jvp of {fn!r}: not a function of an adgen module")
-    key = (path, mode, fn.__name__)
+    precision = "f32" if any(isinstance(a, np.ndarray) and a.dtype == np.float32
+                             for a in args) else "f64"
+    key = (path, mode, fn.__name__, precision)
     if key not in _BUILT:
-        _BUILT[key] = load(path, modes=(mode,), functions=[fn.__name__])
+        _BUILT[key] = load(path, modes=(mode,), functions=[fn.__name__], precision=precision)
     return getattr(_BUILT[key], fn.__name__)
 
 

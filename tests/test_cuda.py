@@ -52,6 +52,20 @@ def test_every_output_compiles_with_nvcc_without_warnings(example: Path, tmp_pat
 
 
 @needs_nvcc
+def test_binomial_checkpointing_on_the_host_compiles_as_cpp(tmp_path: Path) -> None:
+    """The snapshots of a binomial loop are local arrays: C++ (nvcc) needs the cast of
+    adgen_calloc's void * that C does without ('a value of type void * cannot be used to
+    initialize an entity of type double *')."""
+    path = tmp_path / "revolve.py"
+    path.write_text("import math\n\n\ndef f(y: float, n: int) -> float:\n    a = y\n"
+                    "    for t in range(n):  # adgen: binomial(2)\n"
+                    "        a = a * math.cos(a) + 0.1\n    return a\n")
+    report = adgen.check(str(path), modes=("forward", "reverse", "hvp"), target="cuda",
+                         emulate=True, args={"f": (0.3, 7)})
+    assert report.ok, "\n" + report.table()
+
+
+@needs_nvcc
 @pytest.mark.parametrize("example", CUDA_EXAMPLES, ids=lambda p: p.stem)
 def test_device_code_passes_the_three_way_check_on_the_cpu(example: Path) -> None:
     report = adgen.check(str(example), modes=MODES, target="cuda", emulate=True)

@@ -542,6 +542,17 @@ CASES = [
                 s += a[i] * s
             return s
         """), 5, 21, "'s' is read in the prange loop that sums it", (3, 5, "'s' bound here")),
+    ("CUDA: binomial checkpointing in a kernel", CUDA + HEADER + module("""
+        def f(x: Array[f64], n: int) -> float:
+            tot = 0.0
+            for i in prange(len(x)):
+                a = x[i]
+                for t in range(n):  # adgen: binomial(2)
+                    a = a * 0.5 + 0.1
+                tot += a * a
+            return tot
+        """), 7, 9, "'# adgen: binomial(2)' on a loop that runs on the device: its adjoint keeps "
+                    "the snapshots in local arrays", None),
     ("CUDA: an array indexed outside a prange", CUDA + HEADER + module("""
         def f(a: Array[f64]) -> float:
             s = 0.0

@@ -126,6 +126,28 @@ def test_scalar_nesting_passes_the_check_in_every_mode(tmp_path: Path) -> None:
     assert "vector adjoint vs scalar adjoints" in checks
 
 
+def test_single_precision_check_of_a_gradient_of_an_array_function(tmp_path: Path) -> None:
+    """Under ``--precision f32`` the checker runs the module in CPython with float32 arrays:
+    ``grad(e)`` there builds ``e`` in single precision too (it refused them: "argument 'x'
+    must have dtype float64, got float32", and every row of ``f`` failed)."""
+    path = tmp_path / "single.py"
+    path.write_text(textwrap.dedent("""
+        from adgen import Array, f64, grad, jvp
+
+
+        def e(y: float, x: Array[f64]) -> float:
+            return y * y * x[0] + y * x[1]
+
+
+        def f(x: Array[f64], y: float) -> float:
+            g = grad(e)(y, x)
+            v, d = jvp(e, (y, x), (1.0, None))
+            return g * y + d * v
+        """))
+    report = adgen.check(str(path), modes=("forward", "reverse"), precision="f32")
+    assert report.ok, "\n" + report.table()
+
+
 def test_the_generated_code_calls_the_derivatives(tmp_path: Path) -> None:
     m = adgen.load(write(tmp_path, SCALARS), modes=("primal", "reverse"))
     primal = m.transpiled.outputs["primal"].source.text

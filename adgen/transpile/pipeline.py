@@ -278,7 +278,7 @@ def _transpile_source(path: str, source: str, modes: list[str], sel: Selection |
     device: set[str] = set()
     if target == "cuda":
         from .analysis.targets import check_cuda
-        device = check_cuda(module)
+        device = check_cuda(module, adjoint=any(m in ("reverse", "hvp") for m in modes))
     options = EmitOptions(bounds_checks=debug, source_name=os.path.basename(path), target=target,
                           device=frozenset(device))
     outputs: dict[str, object] = {}

@@ -148,18 +148,26 @@ def _adopt(module: Module, derived: Module, entry: str, name: str,
             continue
         renamed[fn.name] = name if fn.name == entry else f"{name}_{fn.name}"
         out.insert(0 if fn.name == entry else len(out), fn)
-    tape_params = {renamed[fn.name] for fn in out if fn.tape == "param"}
+    names = {fn: renamed[fn.name] for fn in out}
+    head = next(fn for fn in out if fn.name == entry)
+    if any(isinstance(op, Call) and op.callee == entry for fn in out for op in fn.walk()):
+        # a recursive f calls f_b itself (a joint sweep): those calls keep f_b's convention,
+        # which ``prepare`` changes, through a copy of it as it is
+        twin = copy.deepcopy(head)
+        out.append(twin)
+        names[twin] = renamed[entry] = f"{name}_{entry}"
+    tape_params = {names[fn] for fn in out if fn.tape == "param"}
     for fn in out:
         for op in fn.walk():
             if isinstance(op, Call) and op.callee in renamed:
                 op.callee = renamed[op.callee]
-        if fn.name == entry:
+        if fn is head:
             prepare(fn)
         if fn.tape == "local" and not any(
                 isinstance(op, (Push, Pop)) or isinstance(op, Call) and op.callee in tape_params
                 for op in fn.walk()):
             fn.tape = None  # no tape: and no tape size to report either
-        fn.name = fn.primal = renamed[fn.name]
+        fn.name = fn.primal = names[fn]
         fn.is_static = True
         fn.mode = "primal"
         fn.tangent_of, fn.adjoint_of = {}, {}

@@ -38,9 +38,10 @@ def device_functions(module: Module) -> set[str]:
     return out
 
 
-def check_cuda(module: Module) -> set[str]:
+def check_cuda(module: Module, adjoint: bool = False) -> set[str]:
     """Raise ``AdgenError`` for what cannot run on the CUDA target; return the device
-    functions."""
+    functions.  ``adjoint``: an adjoint is asked for, whose binomial checkpointing keeps its
+    snapshots in local arrays."""
     for fn in module.functions:
         ext = fn.external
         if ext is not None:
@@ -54,6 +55,15 @@ def check_cuda(module: Module) -> set[str]:
             if isinstance(op, Zeros):
                 raise AdgenError(op.loc, "local arrays (zeros) are not supported on the CUDA "
                                          "target yet (pass the array as a parameter)")
+        on_device = [o for o in fn.walk()] if fn.name in device else \
+            [o for loop in _pranges(fn) for o in loop.walk()]
+        for op in on_device if adjoint else []:
+            if isinstance(op, For) and op.directive.startswith("binomial"):
+                raise AdgenError(op.loc, f"'# adgen: {op.directive}' on a loop that runs on the "
+                                         "device: its adjoint keeps the snapshots in local "
+                                         "arrays, which kernels cannot allocate (not supported "
+                                         "on the CUDA target yet: use '# adgen: checkpoint', "
+                                         "or the C target)")
         if fn.name in device:
             for loop in _pranges(fn):
                 raise AdgenError(loop.loc, f"a prange in '{fn.name}', which runs on the device "

@@ -415,8 +415,10 @@ class FunctionEmitter(Variables):
                            for s in self.shapes[v])
         if at.vector:
             count += f" * {self.nbdirs}"
-        self.emit(f"{var.ctype} *{var.name} = adgen_calloc((size_t)({count}), sizeof({var.ctype}));",
-                  depth)
+        # nvcc compiles the CUDA target as C++, which does not convert void * implicitly
+        cast = f"({var.ctype} *)" if self.options.target == "cuda" else ""
+        self.emit(f"{var.ctype} *{var.name} = {cast}adgen_calloc((size_t)({count}), "
+                  f"sizeof({var.ctype}));", depth)
         var.declared = True
 
     def op_Assert(self, op: Assert, depth: int) -> None:
