@@ -20,6 +20,8 @@ from .transpile.ir.types import ArrayType, ScalarType, Type, VecType
 
 NP_DTYPES = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "i32": np.int32}
 INT_BITS = {"i64": 64, "i32": 32}
+#: the values each C int type holds
+INT_RANGE = {t: (-2 ** (b - 1), 2 ** (b - 1) - 1) for t, b in INT_BITS.items()}
 
 
 class _Call:
@@ -179,15 +181,15 @@ def check_scalar(name: str, value: Any, t: Type, what: str = "argument",
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{what} '{name}' must be a bool, got {type(value).__name__}")
         return bool(value)
-    where = f"{function}: " if function else ""
     if t.is_int:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"{what} '{name}' must be an int, got {type(value).__name__}")
-        bits = INT_BITS[t.name]
         value = int(value)
-        if not -2 ** (bits - 1) <= value < 2 ** (bits - 1):
-            raise OverflowError(f"{where}{what} '{name}' = {_shown(value)} does not fit a "
-                                f"{bits}-bit int ({t.name})")
+        low, high = INT_RANGE[t.name]
+        if not low <= value <= high:
+            raise OverflowError(f"{function + ': ' if function else ''}{what} '{name}' = "
+                                f"{_shown(value)} does not fit a {INT_BITS[t.name]}-bit int "
+                                f"({t.name})")
         return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
                                                                      np.floating)):
@@ -195,8 +197,8 @@ def check_scalar(name: str, value: Any, t: Type, what: str = "argument",
     try:
         return float(value)
     except OverflowError:
-        raise OverflowError(f"{where}{what} '{name}' = {_shown(value)} does not fit a float "
-                            f"({t.name})") from None
+        raise OverflowError(f"{function + ': ' if function else ''}{what} '{name}' = "
+                            f"{_shown(value)} does not fit a float ({t.name})") from None
 
 
 def _shown(value: int) -> str:
@@ -205,8 +207,10 @@ def _shown(value: int) -> str:
 
 
 def is_sequence(value: Any) -> bool:
-    """A tuple or list (of arguments, tangents or adjoints), not a string or an array."""
-    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+    """A tuple or list (of arguments, tangents or adjoints), or a 1-d array of them; not a
+    string."""
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes)) or \
+        isinstance(value, np.ndarray) and value.ndim == 1
 
 
 def check_overlap(arrays: dict[str, np.ndarray], written: set[str]) -> None:

@@ -273,6 +273,7 @@ def run(argv: Sequence[str]) -> int:
     )
     from .transpile.emit.module import EmittedModule
     from .transpile.frontend.diagnostics import AdgenError, format_error
+    from .transpile.ir.core import For
     from .transpile.ir.printer import print_module
     from .transpile.pipeline import UsageError
 
@@ -337,9 +338,25 @@ def run(argv: Sequence[str]) -> int:
                   f"rename {source})", file=sys.stderr)
             return EXIT_BAD_INPUT
 
+    if args.make_deps or args.dep_file:
+        dep = args.dep_file or os.path.join(outdir, t.module.name + ".d")
+        taken = {os.path.realpath(os.path.join(outdir, n)): "a generated file" for n in files}
+        taken.update((os.path.realpath(p), "the module") for p in [path])
+        taken.update((os.path.realpath(p), "a --source file") for p in args.source)
+        taken.update((os.path.realpath(p), "an @external C file") for p in external_sources(t))
+        clash = taken.get(os.path.realpath(dep))
+        if clash is not None:
+            print(f"adgen: error: the dependency file {dep} would overwrite {clash} (name "
+                  "another with -MF)", file=sys.stderr)
+            return EXIT_BAD_INPUT
+
     # compile and check first: a --source the module does not generate, or a module --check
     # rejects, leaves the output directory as it was
-    cflags = shlex.split(args.cflags) if args.cflags else None
+    try:
+        cflags = shlex.split(args.cflags) if args.cflags else None
+    except ValueError as exc:  # an unbalanced quote
+        print(f"adgen: error: --cflags: cannot read {args.cflags!r} ({exc})", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if args.target == "cuda":
         flags = nvcc_flags(cflags, args.debug, args.emulate, args.arch)
     else:
@@ -348,7 +365,9 @@ def run(argv: Sequence[str]) -> int:
     from .validate import run_checks, use_sources
     if not args.quiet and sys.stderr.isatty():
         PROGRESS.set(_progress_line)
-    if args.check and args.target == "cuda" and not args.emulate:
+    kernels = any(isinstance(op, For) and op.parallel for fn in t.module.functions
+                  for op in fn.walk())
+    if args.check and args.target == "cuda" and not args.emulate and kernels:
         from .cuda import gpu_problem
         problem = gpu_problem()
         if problem is not None:

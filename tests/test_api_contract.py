@@ -214,3 +214,19 @@ def test_cuda_options_need_the_cuda_target(tmp_path: Path, options: dict[str, An
     with pytest.raises(adgen.UsageError) as err:
         adgen.check(path, modes=("forward",), **options)
     assert str(err.value) == message
+
+
+def test_arrays_of_arguments_and_tangents_are_accepted(bound: adgen.AdgenModule) -> None:
+    """A 1-d array for ``args`` or ``tangents`` is a sequence of scalars, as it was."""
+    want = bound.tup.jvp((2.0, 3.0), (1.0, 0.0))
+    assert bound.tup.jvp((2.0, 3.0), np.array([1.0, 0.0])) == want
+    assert bound.tup.jvp(np.array([2.0, 3.0]), (1.0, 0.0)) == want
+
+
+def test_single_precision_check_where_cpython_raises_at_a_shifted_input(tmp_path: Path) -> None:
+    """With f32, CPython computes the finite differences: where it raises there (sqrt just
+    below 0), the row fails naming it; the exception no longer escapes the check."""
+    path = _module(tmp_path, "import math\n\n\ndef f(x: float) -> float:\n    return math.sqrt(x)\n")
+    report = adgen.check(path, modes=("forward",), precision="f32", args={"f": (0.0,)})
+    row = next(r for r in report.rows if r.check == "tangent vs finite differences")
+    assert not report.ok and "CPython raised ValueError" in row.note

@@ -171,20 +171,47 @@ def test_dependency_file_quotes_paths_for_make(tmp_path: Path) -> None:
     import shutil
     import subprocess
 
-    (tmp_path / "src d").mkdir()
-    module = tmp_path / "src d" / "my mod$1#x.py"
+    (tmp_path / "src d$1#x").mkdir()
+    module = tmp_path / "src d$1#x" / "mod.py"
     module.write_text(ROSEN.read_text())
-    r = run_cli("src d/my mod$1#x.py", "-o", "out dir:1", "-MD", "-q", cwd=tmp_path)
+    r = run_cli("src d$1#x/mod.py", "-o", "out dir:1", "-MD", "-q", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    dep = tmp_path / "out dir:1" / "my mod$1#x.d"
-    assert dep.read_text() == ("out\\ dir\\:1/my\\ mod$$1\\#x_d.c "
-                               "out\\ dir\\:1/my\\ mod$$1\\#x_d.h: src\\ d/my\\ mod$$1\\#x.py\n")
+    dep = tmp_path / "out dir:1" / "mod.d"
+    assert dep.read_text() == ("out\\ dir\\:1/mod_d.c "
+                               "out\\ dir\\:1/mod_d.h: src\\ d$$1\\#x/mod.py\n")
     if shutil.which("make") is None:
         return
     (tmp_path / "rule.mk").write_text("%_d.c:\n\t@:$(info remake [$@] from [$^])\n")
     later = module.stat().st_mtime + 10
     os.utime(module, (later, later))
-    made = subprocess.run(["make", "-f", str(dep), "-f", "rule.mk", "out dir:1/my mod$1#x_d.c"],
+    made = subprocess.run(["make", "-f", str(dep), "-f", "rule.mk", "out dir:1/mod_d.c"],
                           cwd=tmp_path, capture_output=True, text=True, check=False)
     assert made.returncode == 0, made.stderr
-    assert made.stdout == "remake [out dir:1/my mod$1#x_d.c] from [src d/my mod$1#x.py]\n"
+    assert made.stdout == "remake [out dir:1/mod_d.c] from [src d$1#x/mod.py]\n"
+
+
+def test_a_dependency_file_never_overwrites_an_input_or_an_output(tmp_path: Path) -> None:
+    """-MF naming the module, a --source file or a generated file is refused (it replaced the
+    module with the rule, exit 0); nothing is written."""
+    module = tmp_path / "rosenbrock.py"
+    module.write_text(ROSEN.read_text())
+    for extra in (["-MF", str(module)], ["-MF", str(tmp_path / "out" / "rosenbrock_d.c")]):
+        r = run_cli(str(module), "-o", str(tmp_path / "out"), *extra)
+        rejected(r, "would overwrite")
+        assert module.read_text() == ROSEN.read_text() and not (tmp_path / "out").exists()
+
+
+def test_cflags_with_an_unbalanced_quote_exit_2(tmp_path: Path) -> None:
+    r = run_cli(str(ROSEN), "--build", "--cflags", '"-O2', "-o", str(tmp_path / "out"))
+    rejected(r, "--cflags: cannot read")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(__import__("shutil").which("nvcc") is None, reason="nvcc is not installed")
+def test_cuda_check_of_a_module_without_kernels_needs_no_gpu(tmp_path: Path) -> None:
+    """A module with no prange never touches the GPU: --check runs it on any machine (it was
+    refused where there is no GPU, while adgen.check passed)."""
+    module = tmp_path / "scale.py"
+    module.write_text("def scale(x: float, a: float) -> float:\n    return a * x\n")
+    r = run_cli(str(module), "--target", "cuda", "--check", "-o", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stdout + r.stderr
