@@ -60,12 +60,16 @@ def flag_list(cflags: Any) -> list[str] | None:
     return option_list(cflags, "cflags")
 
 
-def check_target_options(target: str, emulate: bool, arch: str | None) -> None:
+def check_target_options(target: str, emulate: bool, arch: str | None,
+                         openmp: bool = False) -> None:
     """``emulate`` and ``arch`` apply to the CUDA target only (as ``--emulate`` and
-    ``--arch``)."""
+    ``--arch``), ``openmp`` to the C target only (as ``--openmp``)."""
     if target != "cuda" and (emulate or arch):
         raise UsageError(f"{'emulate' if emulate else 'arch'} applies to target='cuda' "
                          f"(target is '{target}')")
+    if target == "cuda" and openmp:
+        raise UsageError("openmp applies to target='c' (on the CUDA target each prange is a "
+                         "kernel)")
 
 
 def check_modes(modes: Iterable[str]) -> list[str]:
@@ -211,7 +215,7 @@ def load(path: str, modes: Sequence[str] = ("primal", "forward"), target: str = 
     (kernels run as loops on the host; no GPU needed)."""
     modes = list(dict.fromkeys(["primal", *check_modes(modes)]))
     cflags = flag_list(cflags)
-    check_target_options(target, emulate, arch)
+    check_target_options(target, emulate, arch, openmp)
     try:
         t = transpile(path, modes, functions=functions, wrt=wrt, of=of, head=head,
                       precision=precision, debug=debug, target=target)

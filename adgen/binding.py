@@ -9,6 +9,8 @@ one raises ``TypeError``/``ValueError`` naming it, never a crash.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,6 +24,8 @@ NP_DTYPES = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "i32": np.in
 INT_BITS = {"i64": 64, "i32": 32}
 #: the values each C int type holds
 INT_RANGE = {t: (-2 ** (b - 1), 2 ** (b - 1) - 1) for t, b in INT_BITS.items()}
+#: the largest finite float32
+F32_MAX = float(np.finfo(np.float32).max)
 
 
 class _Call:
@@ -195,10 +199,16 @@ def check_scalar(name: str, value: Any, t: Type, what: str = "argument",
                                                                      np.floating)):
         raise TypeError(f"{what} '{name}' must be a float, got {type(value).__name__}")
     try:
-        return float(value)
+        out = float(value)
     except OverflowError:
+        out = math.inf
+    if math.isinf(out) and not (isinstance(value, (float, np.floating)) and math.isinf(value)) \
+            or t.name == "f32" and math.isfinite(out) and abs(out) > F32_MAX:
+        # (C converts a double beyond a float's range to no value it defines)
         raise OverflowError(f"{function + ': ' if function else ''}{what} '{name}' = "
-                            f"{_shown(value)} does not fit a float ({t.name})") from None
+                            f"{_shown(value) if isinstance(value, int) else value} does not fit "
+                            f"a float ({t.name})") from None
+    return out
 
 
 def _shown(value: int) -> str:

@@ -416,6 +416,13 @@ def run(argv: Sequence[str]) -> int:
                         "adgen; please report it)")
     except CudaError as err:  # the GPU failed while checking (out of memory, a lost device)
         failure = f"{err} (--emulate runs the kernels on the CPU)"
+    except OSError as err:  # this machine's: the build cache cannot be made or written
+        from .build import cache_root
+        where = f" {err.filename}" if err.filename else ""
+        print(f"adgen: error: cannot build:{where}: {err.strerror or err} (the builds are cached "
+              f"in {cache_root()}; set ADGEN_CACHE_DIR to a directory adgen may write)",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
 
     kept = {os.path.basename(src) for src in args.source}
     outputs: dict[str, str] = {}

@@ -517,7 +517,7 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
     modes = [m for m in check_modes(modes) if m != "primal"]
     functions = option_list(functions, "functions", comma=True)
     cflags = flag_list(cflags)
-    check_target_options(target, emulate, arch)
+    check_target_options(target, emulate, arch, openmp)
     if target == "cuda":
         modes = [m for m in modes if not m.startswith("vector-")]
     # the vector tangent is checked against scalar tangents, the adjoint against the tangent,

@@ -230,3 +230,21 @@ def test_single_precision_check_where_cpython_raises_at_a_shifted_input(tmp_path
     report = adgen.check(path, modes=("forward",), precision="f32", args={"f": (0.0,)})
     row = next(r for r in report.rows if r.check == "tangent vs finite differences")
     assert not report.ok and "CPython raised ValueError" in row.note
+
+
+def test_a_value_beyond_single_precision_is_refused(tmp_path: Path) -> None:
+    """C converts a double beyond a float's range to no value it defines: an f32 argument of
+    1e300 or 2**200 raises (it became inf), inf itself passes."""
+    path = _module(tmp_path, "def scale(x: float, a: float) -> float:\n    return a * x\n")
+    m = adgen.load(path, precision="f32")
+    for big in (1e300, 2**200):
+        with pytest.raises(OverflowError, match="scale: argument 'x' = .* does not fit a float "
+                                                r"\(f32\)"):
+            m.scale(big, 1.0)
+    assert m.scale(float("inf"), 1.0) == float("inf") and m.scale(3.0, 2.0) == 6.0
+
+
+def test_openmp_on_the_cuda_target_is_refused(tmp_path: Path) -> None:
+    path = _module(tmp_path, "def scale(x: float, a: float) -> float:\n    return a * x\n")
+    with pytest.raises(adgen.UsageError, match="openmp applies to target='c'"):
+        adgen.load(path, target="cuda", emulate=True, openmp=True)

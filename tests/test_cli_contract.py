@@ -215,3 +215,12 @@ def test_cuda_check_of_a_module_without_kernels_needs_no_gpu(tmp_path: Path) -> 
     module.write_text("def scale(x: float, a: float) -> float:\n    return a * x\n")
     r = run_cli(str(module), "--target", "cuda", "--check", "-o", str(tmp_path / "out"))
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_build_cache_that_cannot_be_made_exits_2(tmp_path: Path) -> None:
+    import os
+
+    env = dict(os.environ, ADGEN_CACHE_DIR=str(tmp_path / "a file" / "cache"))
+    (tmp_path / "a file").write_text("")
+    r = run_cli(str(ROSEN), "--build", "-o", str(tmp_path / "out"), env=env)
+    rejected(r, "set ADGEN_CACHE_DIR to a directory adgen may write")
