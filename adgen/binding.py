@@ -612,7 +612,8 @@ class AdgenFunction:
         """The Hessian of a function returning one float, as an ``(n, n)`` array over its
         differentiated arguments flattened in order (a scalar is one entry, an array its
         elements in C order): one ``hvp_vec`` call with the n unit directions when the module
-        was loaded with ``vector-hvp``, else one ``hvp`` call per column."""
+        was loaded with ``vector-hvp`` (with ``-DADGEN_NBDIRS=N``, calls of N directions),
+        else one ``hvp`` call per column."""
         fn = self._primal.fn
         if fn.returns_tuple or len(fn.results) != 1 or not (
                 isinstance(fn.results[0].type, ScalarType) and fn.results[0].type.is_float):
@@ -634,12 +635,27 @@ class AdgenFunction:
             seeds[i] = block.reshape(np.shape(args[i]) + (n,)) if isinstance(args[i], np.ndarray) \
                 else block[0]
             off += size
-        copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-        if self._vector_hvp is not None:
-            hv = self.hvp_vec(copies, seeds)
-            return np.concatenate([np.asarray(hv[i], dtype=np.float64).reshape(-1, n)
-                                   for i in active])
         h = np.zeros((n, n))
+        if self._vector_hvp is not None:
+            # a build that fixes the number of directions (-DADGEN_NBDIRS) takes them that
+            # many at a time, the last call padded with zero directions
+            step = self._vector_hvp.fixed_nbdirs or n
+            for start in range(0, n, step):
+                width = min(step, n - start)
+
+                def cut(seed: Any) -> Any:
+                    if seed is None:
+                        return None
+                    part = np.asarray(seed)[..., start:start + width]
+                    pad = np.zeros(part.shape[:-1] + (step - width,))
+                    return np.ascontiguousarray(np.concatenate([part, pad], axis=-1))
+
+                hv = self.hvp_vec([a.copy() if isinstance(a, np.ndarray) else a for a in args],
+                                  [cut(seed) for seed in seeds])
+                h[:, start:start + width] = np.concatenate(
+                    [np.asarray(hv[i], dtype=np.float64).reshape(-1, step) for i in active]
+                )[:, :width]
+            return h
         for col in range(n):
             column = [None if s is None else np.ascontiguousarray(np.asarray(s)[..., col])
                       if isinstance(args[i], np.ndarray) else float(np.asarray(s)[col])

@@ -339,7 +339,8 @@ def jacobian(f: AdgenFunction, args: Sequence[Any], *, wrt: str | Sequence[str] 
       on a tie).  ``"auto"`` uses the only vector mode loaded when just one is.
     - ``sparsity``: the structural nonzeros, a boolean array of the Jacobian's shape or a
       sequence of ``(row, column)`` pairs; entries outside it are returned as 0.
-    - ``chunk``: at most this many directions per vector call (default: all in one call).
+    - ``chunk``: at most this many directions per vector call (default: all in one call; a
+      module built with ``-DADGEN_NBDIRS=N`` takes N per call, the last padded with zeros).
 
     The caller's arrays are not modified (each call works on copies of the arrays ``f``
     writes).  Returns a ``Jacobian``; ``print`` it for a one-line summary.
@@ -415,14 +416,22 @@ def jacobian(f: AdgenFunction, args: Sequence[Any], *, wrt: str | Sequence[str] 
             hit = colors >= 0
             seed[np.flatnonzero(hit), colors[hit]] = 1.0
         parts = []
-        for part in _chunks(directions, chunk):
-            piece = np.ascontiguousarray(seed[:, part])
+        # a build that fixes the number of directions (-DADGEN_NBDIRS=N) takes N per call,
+        # the last padded with zero directions
+        vector = f._vector if mode == "forward" else f._vector_reverse
+        fixed = vector.fixed_nbdirs if vector is not None else None
+        for part in _chunks(directions, fixed or chunk):
+            piece = seed[:, part]
+            width = piece.shape[1]
+            if fixed is not None and width < fixed:
+                piece = np.concatenate([piece, np.zeros((seeded, fixed - width))], axis=1)
+            piece = np.ascontiguousarray(piece)
             if mode == "forward":
                 v, product = _forward(f, args, d, columns, rows, n_rows, piece)
-                parts.append(product)
+                parts.append(product[:, :width])
             else:
                 v, product = _reverse(f, args, d, columns, rows, n_cols, piece)
-                parts.append(product.T)
+                parts.append(product[:width].T)
             if calls == 0:
                 value = v
             calls += 1

@@ -301,3 +301,35 @@ def test_tangent_work_behind_a_zero_weight_is_skipped(tmp_path: Path) -> None:
     report = adgen.check(str(path), modes=("forward", "vector-forward"),
                          args={"skin": list(args)})
     assert report.ok, report.table()
+
+
+def test_a_build_with_a_fixed_number_of_directions(tmp_path: Path) -> None:
+    """-DADGEN_NBDIRS=3: the Jacobian and the Hessian take three directions per call, the
+    last call padded with zero directions (they refused: 'this build takes 3 directions,
+    got 11'), and agree with a build without it."""
+    path = tmp_path / "fixed.py"
+    path.write_text(textwrap.dedent("""
+        import math
+
+        from adgen import Array, f64
+
+
+        def w1(u: Array[f64], a: float, y: Array[f64]) -> float:
+            s = 0.0
+            for i in range(len(u)):
+                y[i] = math.sin(u[i]) * a + y[i] * u[(i + 1) % len(u)]
+                s += y[i] * y[i] + a * u[i]
+            return s
+        """))
+    modes = ("vector-forward", "vector-reverse", "vector-hvp")
+    fixed = adgen.load(str(path), modes=modes, cflags=["-O2", "-DADGEN_NBDIRS=3"])
+    free = adgen.load(str(path), modes=modes)
+    rng = np.random.default_rng(1)
+    args = (rng.random(5), 0.4, rng.random(5))
+    for mode in ("forward", "reverse"):
+        for chunk in (None, 2):
+            jac = adgen.jacobian(fixed.w1, args, mode=mode, chunk=chunk)
+            assert np.allclose(jac.matrix, adgen.jacobian(free.w1, args, mode=mode).matrix,
+                               rtol=1e-13, atol=1e-13)
+    assert jac.calls == 2  # 6 rows (return and y) in reverse: two calls of three
+    assert np.allclose(fixed.w1.hessian(*args), free.w1.hessian(*args), rtol=1e-12, atol=1e-12)
