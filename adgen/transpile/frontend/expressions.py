@@ -19,6 +19,7 @@ from ..ir.builder import Builder
 from ..ir.core import Call, Const, If, Loc, Prim, Region, Value, Yield, Zeros
 from ..ir.prims import CONSTANTS, INTRINSICS, PRIMS
 from ..ir.types import BOOL, I64, ArrayType, ScalarType, Type, is_float, promote
+from ..ir.walk import int_const
 from .diagnostics import AdgenError, Diagnostics, Note
 from .signatures import ScopeReader, Signature
 
@@ -115,8 +116,7 @@ class ExpressionLowering:
         of constants (``N + 1`` with ``N`` a module constant); None otherwise."""
         op = v.owner
         if isinstance(op, Const):
-            return op.value if isinstance(op.value, int) and not isinstance(op.value, bool) \
-                else None
+            return int_const(v)
         if not isinstance(op, Prim) or op.prim not in ("add", "sub", "mul", "neg") or \
                 op.result.type != I64:
             return None

@@ -38,6 +38,7 @@ from ..ir.core import (
 )
 from ..ir.types import I64, ScalarType
 from ..ir.walk import clone, int_const, trips
+from .fold import INT64
 
 #: outer iterations per jammed iteration
 FACTOR = 4
@@ -45,8 +46,6 @@ FACTOR = 4
 MIN_INNER = 8
 #: inner bodies above this many ops are left alone (FACTOR copies would spill registers)
 MAX_INNER_OPS = 40
-#: the range of the loops' int64 indices
-INT64 = (-(2**63), 2**63 - 1)
 
 
 
