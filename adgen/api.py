@@ -60,16 +60,32 @@ def flag_list(cflags: Any) -> list[str] | None:
     return option_list(cflags, "cflags")
 
 
+#: the options of one target (keywords of ``load``/``check``, ``--NAME`` on the command
+#: line), in the order they are checked: name -> (the target, why, where it is not obvious)
+TARGET_OPTIONS = {
+    "emulate": ("cuda", ""),
+    "arch": ("cuda", ""),
+    "openmp": ("c", "on the CUDA target each prange is a kernel"),
+}
+
+
+def misplaced_target_option(target: str, given: dict[str, object]) -> tuple[str, str, str] | None:
+    """(name, its target, why) of the first option of ``given`` (name -> value) set for
+    another target than its own (``TARGET_OPTIONS``), or None."""
+    for name, (own, why) in TARGET_OPTIONS.items():
+        if given.get(name) and target != own:
+            return name, own, why
+    return None
+
+
 def check_target_options(target: str, emulate: bool, arch: str | None,
                          openmp: bool = False) -> None:
     """``emulate`` and ``arch`` apply to the CUDA target only (as ``--emulate`` and
     ``--arch``), ``openmp`` to the C target only (as ``--openmp``)."""
-    if target != "cuda" and (emulate or arch):
-        raise UsageError(f"{'emulate' if emulate else 'arch'} applies to target='cuda' "
-                         f"(target is '{target}')")
-    if target == "cuda" and openmp:
-        raise UsageError("openmp applies to target='c' (on the CUDA target each prange is a "
-                         "kernel)")
+    bad = misplaced_target_option(target, {"emulate": emulate, "arch": arch, "openmp": openmp})
+    if bad is not None:
+        name, own, why = bad
+        raise UsageError(f"{name} applies to target='{own}' ({why or f'target is {target!r}'})")
 
 
 def check_modes(modes: Iterable[str]) -> list[str]:

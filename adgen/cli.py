@@ -253,12 +253,13 @@ BUILD_OPTIONS = (("source", "--source"), ("cflags", "--cflags"), ("openmp", "--o
 def check_options(args: argparse.Namespace) -> None:
     """Reject an option that does not apply to the other options given (before anything is
     written)."""
+    from .api import TARGET_OPTIONS, misplaced_target_option
     from .transpile.pipeline import UsageError
-    if args.target != "cuda" and (args.emulate or args.arch):
-        raise UsageError(f"{'--emulate' if args.emulate else '--arch'} applies to --target cuda")
-    if args.target == "cuda" and args.openmp:
-        raise UsageError("--openmp applies to --target c (on the CUDA target each prange is a "
-                         "kernel)")
+    bad = misplaced_target_option(args.target, {name: getattr(args, name)
+                                                for name in TARGET_OPTIONS})
+    if bad is not None:
+        name, own, why = bad
+        raise UsageError(f"--{name} applies to --target {own}" + (f" ({why})" if why else ""))
     if not (args.build or args.check):
         for dest, option in BUILD_OPTIONS:
             if getattr(args, dest):
