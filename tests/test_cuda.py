@@ -465,3 +465,23 @@ def test_a_host_build_rejects_device_arrays() -> None:
     args = _inputs(rng)["xs_lookup"]
     with pytest.raises(TypeError, match="device array"):
         host.xs_lookup(*[HostInterface(a) for a in args])
+
+
+@needs_nvcc
+def test_a_prange_adding_into_what_it_reads_is_a_kernel(tmp_path: Path) -> None:
+    """y[i] += e: the adjoint needs no value of y, so each thread computes its iteration
+    again (no tape across iterations), and the loop is a kernel in both sweeps."""
+    path = tmp_path / "accumulate.py"
+    path.write_text(
+        "import math\n"
+        "from adgen import Array, f64, prange\n\n\n"
+        "def accumulate(x: Array[f64], a: Array[f64, 2], y: Array[f64]) -> None:\n"
+        "    for i in prange(a.shape[0]):\n"
+        "        y[i] += math.sin(x[i]) * x[i]\n"
+        "        for j in range(a.shape[1]):\n"
+        "            y[i] = 0.5 * y[i] + a[i, j] * math.cos(x[j])\n")
+    text = transpile(str(path), ["reverse"], target="cuda").outputs[
+        "reverse"].source.text  # type: ignore[attr-defined]
+    assert "ADGEN_KERNEL accumulate_b_kernel0(" in text
+    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=True)
+    assert report.ok, report.table()

@@ -272,3 +272,67 @@ def test_a_sum_added_to_in_an_inner_loop_stays_a_parallel_sum(tmp_path: Path) ->
     assert "ADGEN_OMP(omp for reduction(+: s, cb_1))" in adjoint
     report = adgen.check(str(path), modes=("forward", "reverse", "hvp"), openmp=True)
     assert report.ok, report.table()
+
+
+ADD_INTO = """
+    import math
+    from adgen import Array, f64, prange
+
+    def add(x: Array[f64], y: Array[f64]) -> None:
+        for i in prange(len(x)):
+            y[i] += math.sin(x[i]) * x[i]
+
+    def scaled(x: Array[f64], a: Array[f64, 2], y: Array[f64]) -> None:
+        for i in prange(a.shape[0]):
+            for j in range(a.shape[1]):
+                y[i] = 0.5 * y[i] + a[i, j] * math.sin(x[j])
+
+    def mul(x: Array[f64], y: Array[f64]) -> None:
+        for i in prange(len(x)):
+            y[i] *= math.sin(x[i])
+
+    def branch(x: Array[f64], y: Array[f64]) -> None:
+        for i in prange(len(x)):
+            if y[i] > 0.0:
+                y[i] += x[i] * x[i]
+            else:
+                y[i] -= math.exp(x[i])
+
+    def through(x: Array[f64], y: Array[f64], z: Array[f64]) -> None:
+        for i in prange(len(x)):
+            t = y[i] + z[i]
+            y[i] = 2.0 * t + math.cos(x[i])
+            z[i] += math.tanh(t) * x[i]
+    """
+
+
+def test_a_prange_adding_into_what_it_reads_computes_its_iterations_again(
+        tmp_path: Path) -> None:
+    # y[i] += e reads y[i], which the body then writes, but the adjoint of a sum (or of
+    # 0.5 * y[i]) needs no value of y: each adjoint iteration computes its own again, in
+    # parallel, with no tape, where the element read is not needed (add, scaled); where it
+    # is (a product, a branch, tanh of it), the loop tapes and runs in sequence; in the
+    # CUDA target the loops are kernels (tests/test_cuda.py)
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent(ADD_INTO))
+    adjoint = transpile(str(path), ["reverse"]).outputs["reverse"].source.text  # type: ignore[attr-defined]
+    bodies = {name: adjoint[adjoint.index(f"void {name}_b("):].split("\n}\n")[0]
+              for name in ("add", "scaled", "mul", "branch", "through")}
+    for name in ("add", "scaled"):  # scaled's inner loop tapes its sines on the thread's tape
+        assert "prange run in sequence" not in bodies[name] and "&tape" not in bodies[name]
+        assert "ADGEN_OMP(omp" in bodies[name]
+    assert "thread_tape" not in bodies["add"]
+    assert "y[i] += tmp * x_i;\n        double yb_i = yb[i];\n" \
+           "        xb[i] += tmp * yb_i + cos(x_i) * (x_i * yb_i);" in bodies["add"]
+    for name in ("mul", "branch", "through"):
+        assert "/* prange run in sequence: it uses the tape, in order */" in bodies[name]
+    report = adgen.check(str(path), modes=("forward", "reverse", "vector-reverse", "hvp"),
+                         openmp=True)
+    assert report.ok, report.table()
+    m = adgen.load(str(path), modes=("reverse",), functions=["add", "scaled"])
+    x, a = np.linspace(-1.0, 1.0, 20), np.ones((20, 20))
+    _, (xb, _) = m.add.vjp((x, np.ones(20)), None, {"y": np.ones(20)})
+    assert m.tape_bytes() == 0
+    assert np.allclose(xb, np.sin(x) + x * np.cos(x), rtol=1e-14, atol=0.0)
+    m.scaled.vjp((x, a, np.ones(20)), None, {"y": np.ones(20)})
+    assert m.tape_bytes() == 0

@@ -97,6 +97,11 @@ class AdjointFunction:
         self.recomputed: set[Op] = set()
         self.recomputing: set[Region] = set()
         self.reloadable_copies: set[Value] = set()  # the reloadable loads of those copies
+        #: while ``recompute_unread`` builds its trial: the loads whose element the body
+        #: writes later, their copies, and every op ``clone`` makes
+        self.unread: set[Op] = set()
+        self.unread_copies: set[Value] = set()
+        self.clones: set[Op] | None = None
         #: (call, array argument) pairs whose array still holds at the reverse sweep what the
         #: call read (``_kept_call_arrays``), computed when first needed
         self.kept_calls: set[tuple[Op, Value]] | None = None
@@ -410,6 +415,10 @@ class AdjointFunction:
         for r, nr in zip(op.results, results, strict=True):
             self.map[r] = nr
         self.fwd_ops[op] = c
+        if self.clones is not None:
+            self.clones.add(c)
+            if op in self.unread:
+                self.unread_copies.update(results)
         c.regions = []
         for sub in op.regions:
             args = [Value(a.type, a.name) for a in sub.args]
@@ -822,10 +831,42 @@ class AdjointFunction:
                                      "cannot be computed again in the reverse sweep (remove "
                                      f"'# adgen: {op.directive}')")
 
-    def why_not_recompute(self, op: For) -> str | None:
+    def recompute_unread(self, op: For, b: Builder, adj: dict[Value, Value], start: Value,
+                         stop: Value, step: Value, fwd_iv: Value) -> bool:
+        """The adjoint of a prange that reads elements it then writes (``y[i] += e``), each
+        iteration computed again as ``can_recompute`` allows, where the reverse of the body
+        reads nothing computed from those reads (``y[i]``'s value is not needed for the
+        adjoint of a sum): the body computed again reads the element as written, but nothing
+        uses it.  False (nothing changed) where the body has other reasons not to be computed
+        again or the reverse needs such a value (``y[i] *= e``): the loop then tapes."""
+        unstable: list[Load] = []
+        if self.why_not_recompute(op, unstable) is not None or not unstable:
+            return False
+        calls = [(o, o.callee) for top in self.fwd_region[op.body].ops for o in top.walk()
+                 if isinstance(o, Call)]
+        trial = Builder(Region(), b.loc)
+        trial_adj = dict(adj)
+        self.unread, self.unread_copies, self.clones = set(unstable), set(), set()
+        try:
+            new = self.reverse_loop(op, trial, trial_adj, start, stop, step, op.body.args[1:],
+                                    (op.body.args[0], fwd_iv), recompute=True)
+            copies, clones = self.unread_copies, self.clones
+        finally:
+            self.unread, self.unread_copies, self.clones = set(), set(), None
+        if _reads_derived(new.body, copies, clones):
+            for call, callee in calls:  # the forward sweep's calls tape again
+                call.callee = callee
+            return False
+        b.region.ops += trial.region.ops
+        adj.clear()
+        adj.update(trial_adj)
+        return True
+
+    def why_not_recompute(self, op: For, unstable: list[Load] | None = None) -> str | None:
         """None when every array the body of ``op`` reads, itself or through a call, still
         holds the same elements in the reverse sweep (see ``reloadable``) and no call in it
-        writes an array; else why."""
+        writes an array; else why.  With ``unstable`` given, the loads of parameters that
+        are written after they are read are put there instead of being a reason."""
         stable = set(_stable_loads(self.fn, self.module))
         if self.kept_calls is None:
             self.kept_calls = _kept_call_arrays(self.fn, self.module)
@@ -842,10 +883,12 @@ class AdjointFunction:
             for inner in o.walk():
                 if isinstance(inner, Load):
                     array = inner.operands[0]
-                    if inner not in stable:
+                    if inner not in stable and (unstable is None or array not in params):
                         return f"'{array.name}' is written after it is read"
                     if array not in params:
                         return unkept(array)
+                    if inner not in stable:
+                        unstable.append(inner)
                 if isinstance(inner, Call):
                     if written_params(self.module.function(inner.callee), self.module):
                         return f"'{inner.callee}' writes an array"
@@ -1061,6 +1104,8 @@ class AdjointFunction:
             jacobian = not op.directive and IterationJacobian(self, op).pays_off()
             self.reverse_loop(op, b, adj, start, stop, step, op.body.args[1:],
                               (op.body.args[0], fwd_iv), recompute=True, jacobian=jacobian)
+            return
+        if op.parallel and self.recompute_unread(op, b, adj, start, stop, step, fwd_iv):
             return
         if op.directive.startswith("binomial("):
             saved = (dict(self.map), dict(self.fwd_region), dict(self.choices), dict(self.trips))
@@ -1335,6 +1380,31 @@ def _stable_reads(fn: Function, module: Module,
             continue
         out.append((op, array))
     return out
+
+
+def _reads_derived(region: Region, copies: set[Value], clones: set[Op]) -> bool:
+    """Whether an op of ``region`` that is not one of ``clones`` (a copy of the primal body)
+    uses a value computed from ``copies``, through the copies' operations, the values their
+    loops carry and the results of their ifs and loops."""
+    derived = set(copies)
+    ops = [o for top in region.ops for o in top.walk()]
+    changed = True
+    while changed:
+        changed = False
+        for o in ops:
+            if o not in clones or all(r in derived for r in o.results) and not o.regions:
+                continue
+            inner = [x for x in o.walk()]
+            if not any(v in derived for x in inner for v in x.operands):
+                continue
+            news = list(o.results)
+            for k, sub in enumerate(o.regions):
+                news += sub.args[1:] if isinstance(o, For) and k == 0 else sub.args
+            fresh = [v for v in news if v not in derived]
+            if fresh:
+                derived.update(fresh)
+                changed = True
+    return any(v in derived for o in ops if o not in clones for v in o.operands)
 
 
 def _primal_calls(region: Region) -> None:
