@@ -232,6 +232,14 @@ def _pattern(sparsity: Any, shape: tuple[int, int], describe: str) -> tuple[np.n
             else ""
         raise ValueError(f"{usage}{hint}; got an array of shape {pairs.shape} and dtype "
                          f"{pairs.dtype}")
+    if isinstance(sparsity, np.ndarray) and pairs.shape == shape and np.isin(pairs, (0, 1)).all():
+        import warnings
+
+        from .api import AdgenWarning
+        warnings.warn(f"sparsity: an integer array of the Jacobian's shape ({n_rows} x {n_cols}) "
+                      "holding only 0 and 1 is read as (row, column) pairs; a pattern matrix "
+                      "must have dtype bool (pass sparsity.astype(bool))", AdgenWarning,
+                      stacklevel=3)
     outside = (pairs[:, 0] < 0) | (pairs[:, 0] >= n_rows) | (pairs[:, 1] < 0) | \
         (pairs[:, 1] >= n_cols)
     if outside.any():

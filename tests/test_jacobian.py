@@ -9,6 +9,7 @@ unit tangent); compressed seeding of a 1-D stencil (tridiagonal) needs exactly
 from __future__ import annotations
 
 import textwrap
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -333,3 +334,20 @@ def test_a_build_with_a_fixed_number_of_directions(tmp_path: Path) -> None:
                                rtol=1e-13, atol=1e-13)
     assert jac.calls == 2  # 6 rows (return and y) in reverse: two calls of three
     assert np.allclose(fixed.w1.hessian(*args), free.w1.hessian(*args), rtol=1e-12, atol=1e-12)
+
+
+def test_a_0_1_integer_matrix_of_the_jacobians_shape_warns(m: Any) -> None:
+    # with two columns, np.eye(2, dtype=int) is also a list of two (row, column) pairs, (1, 0)
+    # and (0, 1): read as the rule says (the anti-diagonal), with a warning
+    args = (np.array([0.3, -0.4]), np.zeros(2))
+    with pytest.warns(adgen.AdgenWarning, match=r"an integer array of the Jacobian's shape "
+                                                r"\(2 x 2\) holding only 0 and 1 is read as"):
+        jac = adgen.jacobian(m.stencil, args, wrt="u", sparsity=np.eye(2, dtype=int))
+    dense = adgen.jacobian(m.stencil, args, wrt="u").matrix
+    assert jac.matrix[0, 0] == 0.0 and jac.matrix[1, 1] == 0.0  # the anti-diagonal
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        full = adgen.jacobian(m.stencil, args, wrt="u", sparsity=np.ones((2, 2), dtype=bool))
+        adgen.jacobian(m.stencil, args, wrt="u", sparsity=[(0, 0), (1, 1)])
+        adgen.jacobian(m.stencil, args, wrt="u", sparsity=np.array([[0, 0], [1, 1], [0, 1]]))
+    np.testing.assert_array_equal(full.matrix, dense)
