@@ -380,6 +380,8 @@ def run(argv: Sequence[str]) -> int:
     built: Path | None = None
     report: CheckReport | None = None
     failure: str | None = None
+    #: why a failure is adgen's own (exit code 3), not the input's or this machine's
+    internal: str | None = None
     try:
         if args.build:
             verbose("compiling with " + ("nvcc" if args.target == "cuda" else "gcc"))
@@ -411,10 +413,14 @@ def run(argv: Sequence[str]) -> int:
             failure = re.sub(r"[^\s'\"]*/\.build-[^/\s]+/" + re.escape(name) + r"\b", shown,
                              failure)
         if args.target == "c" and cflags is None and not args.source \
-                and not external_sources(t):
-            failure += ("\n(the generated code does not compile with the default flags: unless "
-                        "the compiler's message shows a problem of this machine, this is a bug in "
-                        "adgen; please report it)")
+                and not external_sources(t) and re.search(
+                    r"(^|[\s/'\"])(" + "|".join(re.escape(n) for n in files) +
+                    r"|\.build-[^/\s]+/[^/\s:]+)\:\d+(:\d+)?: error", failure, re.M):
+            # an error located in a file adgen generated (the primal of --check, in the build
+            # cache, too), compiled with adgen's own flags
+            internal = ("the generated code does not compile with the default flags (this is a "
+                        "bug in adgen; please report it with the input module and this "
+                        "message)")
     except CudaError as err:  # the GPU failed while checking (out of memory, a lost device)
         failure = f"{err} (--emulate runs the kernels on the CPU)"
     except OSError as err:  # this machine's: the build cache cannot be made or written
@@ -459,6 +465,9 @@ def run(argv: Sequence[str]) -> int:
         say(w)
     if failure is not None:
         print(f"adgen: error: {failure}", file=sys.stderr)
+        if internal is not None:
+            print(f"adgen: internal error: {internal}", file=sys.stderr)
+            return EXIT_INTERNAL
         return EXIT_BAD_INPUT
     if built is not None:
         say(str(built))

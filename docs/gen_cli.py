@@ -34,7 +34,7 @@ EXIT_MEANING = {
     "EXIT_BAD_INPUT": "bad input or usage: a rejected module (a located `file:line:col: error:` "
                       "message), an unknown or unsupported option value, a missing input file, "
                       "an output file that cannot be written; or a `--build`/`--check` whose "
-                      "compilation fails (the compiler's message is shown: a flag of "
+                      "compilation fails otherwise (the compiler's message is shown: a flag of "
                       "`--cflags` it does not know, a `--source` file or the C file of an "
                       "`@external` function that does not compile or does not match the "
                       "prototypes the generated headers declare); `--check` on the CUDA target "
@@ -44,7 +44,11 @@ EXIT_MEANING = {
                       "compilation or the GPU fails, the module was valid and its generated "
                       "files are written as without `--build`/`--check`",
     "EXIT_INTERNAL": "an internal error (a bug in adgen). The last line of the Python traceback "
-                     "is printed; set `ADGEN_TRACEBACK=1` to print all of it",
+                     "is printed; set `ADGEN_TRACEBACK=1` to print all of it. Also generated C "
+                     "that does not compile with adgen's own flags (no `--cflags`, `--source` "
+                     "or `@external` C, and the compiler's error is in a generated file): the "
+                     "compiler's message is shown and the files are written, to look at and "
+                     "to report",
 }
 
 EXAMPLE_MODULE = "def scale(x: float, a: float) -> float:\n    return a * x\n"

@@ -224,3 +224,36 @@ def test_a_build_cache_that_cannot_be_made_exits_2(tmp_path: Path) -> None:
     (tmp_path / "a file").write_text("")
     r = run_cli(str(ROSEN), "--build", "-o", str(tmp_path / "out"), env=env)
     rejected(r, "set ADGEN_CACHE_DIR to a directory adgen may write")
+
+
+@pytest.mark.parametrize("action", ["--build", "--check"])
+def test_generated_code_that_does_not_compile_is_an_internal_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        action: str) -> None:
+    # an error located in a generated file, compiled with adgen's own flags, is adgen's bug:
+    # exit code 3, the compiler's message, the files written (to look at); with the user's
+    # --cflags the same failure may be theirs (exit code 2)
+    import adgen.api
+    from adgen import cli
+
+    unit_of = adgen.api.unit_of
+
+    def broken(t):  # type: ignore[no-untyped-def]
+        unit = unit_of(t)
+        for name in unit.files:
+            if name.endswith(".c"):
+                unit.files[name] += "\nint adgen_broken = ;\n"
+        return unit
+    monkeypatch.setattr(adgen.api, "unit_of", broken)
+    out = tmp_path / "out"
+    rc = cli.main([str(ROSEN), "--mode", "reverse", action, "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 3, err
+    assert "error: expected expression before" in err
+    assert "adgen: internal error: the generated code does not compile with the default flags " \
+           "(this is a bug in adgen" in err
+    assert "Traceback" not in err
+    assert sorted(tree(out)) == ["adgen_runtime.h", "rosenbrock_b.c", "rosenbrock_b.h"]
+    rc = cli.main([str(ROSEN), "--mode", "reverse", action, "--cflags=-O2", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "internal error" not in err, err
