@@ -93,6 +93,19 @@ class Raw:
         return out
 
 
+#: doubles in one SIMD register of the vector loops gcc writes (256 bits: AVX2, and what gcc
+#: prefers on AVX-512 machines too)
+SIMD_DOUBLES = 4
+
+
+def lanes(directions: int) -> int:
+    """The number of directions of a vector-mode call for ``directions`` seeds: rounded up to
+    whole SIMD registers, the last directions zero.  The loops over directions then have no
+    scalar remainder: ba's Jacobian took 8.3-8.7 ms with 15 directions and 6.9-7.4 with 16
+    (benchmarks/gradbench/README.md)."""
+    return -(-directions // SIMD_DOUBLES) * SIMD_DOUBLES
+
+
 class Eval:
     """An eval's module: which adgen modes it needs, and a job factory per function."""
 
@@ -357,13 +370,14 @@ class Lstm(Eval):
 
 BA_NCAM = 11
 BA_DIRS = BA_NCAM + 3 + 1  # camera parameters, point coordinates, weight
+BA_LANES = lanes(BA_DIRS)
 
 
 class Ba(Eval):
     module = "ba"
     modes = ("vector-forward",)
     load_options = {"wrt": ("cams", "x", "w")}
-    nbdirs = BA_DIRS
+    nbdirs = BA_LANES
 
     def _prepare(self, inp: dict) -> tuple[int, int, int, list[np.ndarray]]:
         # the eval sends one camera, point, weight and feature, replicated as ADBench does
@@ -395,24 +409,26 @@ class Ba(Eval):
         # only, so the 11 columns "parameter j of every camera", the 3 columns
         # "coordinate j of every point" and the column "every weight" are groups of
         # structurally orthogonal columns; one direction per group gives every
-        # nonzero of the Jacobian in one vector-forward sweep of 15 directions.
-        camsd = np.zeros((n, BA_NCAM, BA_DIRS))
+        # nonzero of the Jacobian in one vector-forward sweep of 15 directions (and one
+        # zero direction: 16, see ``lanes``).
+        camsd = np.zeros((n, BA_NCAM, BA_LANES))
         camsd[:, np.arange(BA_NCAM), np.arange(BA_NCAM)] = 1.0
-        xd = np.zeros((m, 3, BA_DIRS))
+        xd = np.zeros((m, 3, BA_LANES))
         xd[:, np.arange(3), BA_NCAM + np.arange(3)] = 1.0
-        wd = np.zeros((p, BA_DIRS))
+        wd = np.zeros((p, BA_LANES))
         wd[:, BA_DIRS - 1] = 1.0
-        reproj, reprojd = np.zeros((p, 2)), np.zeros((p, 2, BA_DIRS))
-        werr, werrd = np.zeros(p), np.zeros((p, BA_DIRS))
+        reproj, reprojd = np.zeros((p, 2)), np.zeros((p, 2, BA_LANES))
+        werr, werrd = np.zeros(p), np.zeros((p, BA_LANES))
         args = (self.raw.a(cams, camsd) + self.raw.a(x, xd) + self.raw.a(w, wd) + self.raw.a(obs)
-                + self.raw.a(feats) + self.raw.a(reproj, reprojd) + self.raw.a(werr, werrd) + [BA_DIRS])
+                + self.raw.a(feats) + self.raw.a(reproj, reprojd) + self.raw.a(werr, werrd)
+                + [BA_LANES])
         fn = self.m.ba_objective_dv
 
         def run() -> None:
             fn(*args)
 
         def output() -> Any:
-            return ba_sparse_output(n, m, p, obs, reprojd, werrd)
+            return ba_sparse_output(n, m, p, obs, reprojd[..., :BA_DIRS], werrd[:, :BA_DIRS])
         return Job(run, output)
 
 
@@ -452,8 +468,8 @@ class Ht(Eval):
         self.fixed: dict[int, Any] = {}  # a build per number of directions, made when needed
 
     def vector_module(self, nbdirs: int) -> Any:
-        """The module built for ``nbdirs`` directions (26 for ht_simple_dv, 28 for
-        ht_complicated_dv with GradBench's 26 pose parameters)."""
+        """The module built for ``nbdirs`` directions (28 with GradBench's 26 pose
+        parameters: ht_simple_dv's 26 and ht_complicated_dv's 28, rounded by ``lanes``)."""
         if nbdirs not in self.fixed:
             self.fixed[nbdirs] = self.load(nbdirs)
         return self.fixed[nbdirs]
@@ -492,10 +508,11 @@ class Ht(Eval):
         theta, us, rest, npts = self._prepare(inp)
         ntheta = theta.shape[0]
         err = np.zeros(3 * npts)
-        nbdirs = ntheta if us is None else 2 + ntheta
+        ncols = ntheta if us is None else 2 + ntheta
+        nbdirs = lanes(ncols)  # the last ones zero
         if us is None:
             # dense in theta: one direction per parameter
-            thetad = np.eye(ntheta)
+            thetad = np.eye(ntheta, nbdirs)
             errd = np.zeros((3 * npts, nbdirs))
             args = self.raw.a(theta, thetad) + rest + self.raw.a(err, errd) + [nbdirs]
             fn = self.vector_module(nbdirs).ht_simple_dv
@@ -505,7 +522,7 @@ class Ht(Eval):
             # directions give the whole (block-diagonal) us part; the eval wants it
             # compressed that way too, as the first two columns
             thetad = np.zeros((ntheta, nbdirs))
-            thetad[:, 2:] = np.eye(ntheta)
+            thetad[:, 2:ncols] = np.eye(ntheta)
             usd = np.zeros((npts, 2, nbdirs))
             usd[:, 0, 0] = 1.0
             usd[:, 1, 1] = 1.0
@@ -517,7 +534,7 @@ class Ht(Eval):
         def run() -> None:
             fn(*args)
         # errd[row, col] is the Jacobian entry: a list of rows
-        return Job(run, lambda: errd.tolist())
+        return Job(run, lambda: errd[:, :ncols].tolist())
 
 
 # ---------------------------------------------------------------------------
