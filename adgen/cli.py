@@ -412,10 +412,17 @@ def run(argv: Sequence[str]) -> int:
                          os.path.join(outdir, name))
             failure = re.sub(r"[^\s'\"]*/\.build-[^/\s]+/" + re.escape(name) + r"\b", shown,
                              failure)
+        # what --check compiles besides (the primal): named as --mode primal would write it
+        cached = r"[^\s'\"]*/\.build-[^/\s]+/((?!_adgen_)[^/\s:'\"]+\.(?:c|h|cu|cuh))(?=:)"
+        others = sorted(set(re.findall(cached, failure)))
+        failure = re.sub(cached, r"\1", failure)
+        if others:
+            failure += (f"\n({', '.join(others)}: compiled by --check, not written; "
+                        "--mode primal writes the primal)")
         if args.target == "c" and cflags is None and not args.source \
                 and not external_sources(t) and re.search(
-                    r"(^|[\s/'\"])(" + "|".join(re.escape(n) for n in files) +
-                    r"|\.build-[^/\s]+/[^/\s:]+)\:\d+(:\d+)?: error", failure, re.M):
+                    r"(^|[\s/'\"])(" + "|".join(re.escape(n) for n in [*files, *others]) +
+                    r")\:\d+(:\d+)?: error", failure, re.M):
             # an error located in a file adgen generated (the primal of --check, in the build
             # cache, too), compiled with adgen's own flags
             internal = ("the generated code does not compile with the default flags (this is a "
