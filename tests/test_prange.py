@@ -336,3 +336,50 @@ def test_a_prange_adding_into_what_it_reads_computes_its_iterations_again(
     assert np.allclose(xb, np.sin(x) + x * np.cos(x), rtol=1e-14, atol=0.0)
     m.scaled.vjp((x, a, np.ones(20)), None, {"y": np.ones(20)})
     assert m.tape_bytes() == 0
+
+
+READ_THEN_TAPED = """
+    import math
+    from adgen import Array, f64, prange
+
+    def g(v: f64) -> f64:
+        return v * v
+
+    def product(x: Array[f64], y: Array[f64]) -> None:
+        for i in prange(len(y)):
+            s = 0.0
+            for j in range(len(x)):
+                s += math.exp(x[j])
+            y[i] = y[i] * g(s)
+
+    def nested(x: Array[f64], y: Array[f64, 2]) -> None:
+        for i in prange(y.shape[0]):
+            c = math.sin(x[i])
+            for j in prange(y.shape[1]):
+                y[i, j] += c * math.sin(x[j])
+
+    def halved(x: Array[f64], y: Array[f64]) -> None:
+        for i in prange(len(x)):
+            y[i] = y[i] / 2.0 + math.tanh(x[i])
+    """
+
+
+def test_a_prange_adding_into_what_it_reads_after_a_trial(tmp_path: Path) -> None:
+    # product: the trial's reverse reads y[i] (a product), so the loop tapes; the reverse
+    # of its inner loop (run in the forward order, its exp computed again) must mark the
+    # forward sweep's inner loop, not the trial's copy of it, or the exps it tapes come
+    # back in the wrong order.  nested: the inner prange's trial, built within the outer
+    # one's, leaves the outer trial's records in place.  halved: y[i] / 2.0 builds the
+    # partial -(y[i] / 2.0) / 2.0, which nothing uses: the loop computes its iterations again
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent(READ_THEN_TAPED))
+    adjoint = transpile(str(path), ["reverse"]).outputs["reverse"].source.text  # type: ignore[attr-defined]
+    bodies = {name: adjoint[adjoint.index(f"void {name}_b("):].split("\n}\n")[0]
+              for name in ("product", "nested", "halved")}
+    assert "/* prange run in sequence: it uses the tape, in order */" in bodies["product"]
+    assert "exp(" in bodies["product"].split("g_bwd(")[1]  # computed again, not taped
+    for name in ("nested", "halved"):
+        assert "prange run in sequence" not in bodies[name] and "&tape" not in bodies[name]
+    report = adgen.check(str(path), modes=("forward", "reverse", "vector-reverse", "hvp"),
+                         openmp=True)
+    assert report.ok, report.table()

@@ -846,16 +846,30 @@ class AdjointFunction:
                  if isinstance(o, Call)]
         trial = Builder(Region(), b.loc)
         trial_adj = dict(adj)
+        # what building the trial records about the body: its copies replace the forward
+        # sweep's ops in ``fwd_ops`` (where the reverse of an inner loop marks the forward
+        # loop ``recompute``, or ``joint`` finds a call), and are taken as computed again
+        kept = (dict(self.fwd_ops), set(self.recomputed), set(self.recomputing),
+                set(self.reloadable_copies), dict(self.joint_calls))
+        # a prange nested in one whose trial is being built: that trial's sets, which also
+        # take this one's copies (the body of the inner loop is part of the outer one's)
+        outer = (self.unread, self.unread_copies, self.clones)
         self.unread, self.unread_copies, self.clones = set(unstable), set(), set()
         try:
             new = self.reverse_loop(op, trial, trial_adj, start, stop, step, op.body.args[1:],
                                     (op.body.args[0], fwd_iv), recompute=True)
             copies, clones = self.unread_copies, self.clones
         finally:
-            self.unread, self.unread_copies, self.clones = set(), set(), None
+            inner = (self.unread_copies, self.clones)
+            self.unread, self.unread_copies, self.clones = outer
+            if self.clones is not None:
+                self.unread_copies |= inner[0]
+                self.clones |= inner[1] or set()
         if _reads_derived(new.body, copies, clones):
             for call, callee in calls:  # the forward sweep's calls tape again
                 call.callee = callee
+            (self.fwd_ops, self.recomputed, self.recomputing, self.reloadable_copies,
+             self.joint_calls) = kept
             return False
         b.region.ops += trial.region.ops
         adj.clear()
@@ -1404,7 +1418,26 @@ def _reads_derived(region: Region, copies: set[Value], clones: set[Op]) -> bool:
             if fresh:
                 derived.update(fresh)
                 changed = True
-    return any(v in derived for o in ops if o not in clones for v in o.operands)
+    # arithmetic whose value nothing uses does not count (``rules.adjoint`` builds every
+    # partial: that of a / b for b reads a / b, where only a's adjoint is wanted)
+    pure = (Prim, Cast, Const, Load, Dim)
+    used: dict[Value, int] = {}
+    for o in ops:
+        for v in o.operands:
+            used[v] = used.get(v, 0) + 1
+    dead: set[Op] = set()
+    changed = True
+    while changed:
+        changed = False
+        for o in ops:
+            if o not in dead and isinstance(o, pure) and o.results and \
+                    not any(used.get(r) for r in o.results):
+                dead.add(o)
+                changed = True
+                for v in o.operands:
+                    used[v] -= 1
+    return any(v in derived for o in ops if o not in clones and o not in dead
+               for v in o.operands)
 
 
 def _primal_calls(region: Region) -> None:
