@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from .validate import CheckReport
 
 EXIT_OK, EXIT_CHECK_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+#: stdout closed early by its reader (128 + SIGPIPE, what the shell reports for cat)
+EXIT_BROKEN_PIPE = 141
 
 #: modes that stand for several (expanded before anything uses the modes)
 MODE_ALIASES = {"jacobian": ["vector-forward", "vector-reverse"]}
@@ -97,7 +99,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--precision", choices=["f64", "f32"], default="f64",
                    help="what float/f64 mean (default f64)")
     p.add_argument("--dump-ir", nargs="?", const="final", choices=["final", "all"],
-                   help="print the IR that is emitted (all: also after each pass)")
+                   help="print the IR that is emitted (all: also after each pass); its value "
+                        "is optional: write --dump-ir=all, or put --dump-ir after the module")
     p.add_argument("--debug", action="store_true",
                    help="bounds checks and asserts in the generated code (-DADGEN_DEBUG to enable)")
     p.add_argument("--cflags", help="C compiler flags for --build/--check (default "
@@ -497,6 +500,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(sys.argv[1:] if argv is None else argv)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader of stdout went away (adgen ... --dump-ir | head): stop quietly, as cat
+        # does, with the status of a process ended by SIGPIPE; nothing more goes to the pipe
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except Exception:  # a bug in adgen: never a bare traceback for users
         tb = traceback.format_exc()
         print("adgen: internal error (this is a bug in adgen; please report it with the input "

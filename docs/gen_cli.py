@@ -43,6 +43,10 @@ EXIT_MEANING = {
                       "module or an option is rejected, nor when no GPU is usable; when only the "
                       "compilation or the GPU fails, the module was valid and its generated "
                       "files are written as without `--build`/`--check`",
+    "EXIT_BROKEN_PIPE": "standard output was closed by its reader before adgen finished "
+                        "writing to it (`--dump-ir=all` piped into `head`): adgen stops there "
+                        "quietly, as `cat` does (128 + SIGPIPE). The `--dump-ir` text comes "
+                        "before the files are written, so then none is",
     "EXIT_INTERNAL": "an internal error (a bug in adgen). The last line of the Python traceback "
                      "is printed; set `ADGEN_TRACEBACK=1` to print all of it. Also generated C "
                      "that does not compile with adgen's own flags (no `--cflags`, `--source` "
@@ -323,9 +327,11 @@ def render() -> str:
         "adgen created is removed again. A file whose new text equals the old is not touched "
         "at all, so its timestamp stays and `make` does not rebuild what depends on it.",
         "",
-        "The first comment of each generated `.c` file records the command line that produced "
-        "it, so running adgen with different options (even only `-q`, `-v` or another "
-        "spelling of `-o`) rewrites the `.c` files; the headers do not record it.",
+        "The first comment of each generated `.c` file records the options that change its "
+        "text, in a fixed order (the module's file name, the modes, `--functions`, `--wrt`, "
+        "`--of`, `--head`, `--precision`, `--debug`, `--target`); the other options (`-o`, "
+        "`-q`, `-v`, `-MD`, `--build`, `--check`...) do not change the files. The headers do "
+        "not record it.",
         "",
         *runs["verbose"],
         "## Environment",

@@ -262,3 +262,25 @@ def test_generated_code_that_does_not_compile_is_an_internal_error(
     rc = cli.main([str(ROSEN), "--mode", "reverse", action, "--cflags=-O2", "-o", str(out)])
     err = capsys.readouterr().err
     assert rc == 2 and "internal error" not in err, err
+
+
+def test_stdout_closed_by_its_reader_stops_quietly(tmp_path: Path) -> None:
+    # adgen m.py --dump-ir=all | head -1: no internal error, the status of SIGPIPE (the dump,
+    # 190 KB, is more than a pipe holds, so adgen is still writing when the reader leaves)
+    import subprocess
+    import sys
+
+    from helpers import ROOT as root
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from adgen.cli import main; sys.exit(main())",
+         str(ROOT / "examples" / "mixture.py"), "--mode", "reverse", "--mode", "hvp",
+         "--dump-ir=all", "-o", str(tmp_path / "out")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert first.startswith(b"// ----")
+    assert proc.wait() == 141, err
+    assert err == "" and not (tmp_path / "out").exists()
