@@ -410,13 +410,18 @@ def run(argv: Sequence[str]) -> int:
         # the module was valid: its files are written all the same, to look at or to build
         # by hand; the compiler's message says what failed (an unknown flag, the user's C)
         failure = str(err)
+        from .build import cache_root
+        # a staging directory of the build cache (build._staging), which may hold a space; not
+        # a directory of the user's named '.build-...'
+        in_cache = r"(?<![^\s'\"])" + re.escape(os.path.join(cache_root(), ".build-")) + \
+            r"[^/\s]+/"
         for name in files:  # name the files written (or given), not their copies in the cache
             shown = next((src for src in args.source if os.path.basename(src) == name),
                          os.path.join(outdir, name))
-            failure = re.sub(r"[^\s'\"]*/\.build-[^/\s]+/" + re.escape(name) + r"\b", shown,
-                             failure)
+            # a function as the replacement: the path is not a template (a backslash in it)
+            failure = re.sub(in_cache + re.escape(name) + r"\b", lambda _, s=shown: s, failure)
         # what --check compiles besides (the primal): named as --mode primal would write it
-        cached = r"[^\s'\"]*/\.build-[^/\s]+/((?!_adgen_)[^/\s:'\"]+\.(?:c|h|cu|cuh))(?=:)"
+        cached = in_cache + r"((?!_adgen_)[^/\s:'\"]+\.(?:c|h|cu|cuh))(?=:)"
         others = sorted(set(re.findall(cached, failure)))
         failure = re.sub(cached, r"\1", failure)
         if others:

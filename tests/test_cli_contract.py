@@ -284,3 +284,31 @@ def test_stdout_closed_by_its_reader_stops_quietly(tmp_path: Path) -> None:
     assert first.startswith(b"// ----")
     assert proc.wait() == 141, err
     assert err == "" and not (tmp_path / "out").exists()
+
+
+def test_a_failed_compile_names_the_files_whatever_the_paths(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # a space in the build cache's path, an output directory named '.build-...' (not the
+    # cache's) and a backslash in it: the message names the written file, whole, and says
+    # nothing of --check (the path had been cut at the space, the output directory taken for
+    # the cache and its file for a primal --check compiled, and '\1' read as a group: re.error)
+    import adgen.api
+    from adgen import cli
+
+    unit_of = adgen.api.unit_of
+
+    def broken(t):  # type: ignore[no-untyped-def]
+        unit = unit_of(t)
+        for name in unit.files:
+            if name.endswith(".c"):
+                unit.files[name] += "\nint adgen_broken = ;\n"
+        return unit
+    monkeypatch.setattr(adgen.api, "unit_of", broken)
+    monkeypatch.setenv("ADGEN_CACHE_DIR", str(tmp_path / "my cache"))
+    out = tmp_path / ".build-out" / "x\\1y"
+    rc = cli.main([str(ROSEN), "--mode", "reverse", "--build", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 3, err
+    assert f"\n{out / 'rosenbrock_b.c'}:" in err and "--check" not in err, err
+    assert "my cache" not in err, err
