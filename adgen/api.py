@@ -81,7 +81,10 @@ def misplaced_target_option(target: str, given: dict[str, object]) -> tuple[str,
 def check_target_options(target: str, emulate: bool, arch: str | None,
                          openmp: bool = False) -> None:
     """``emulate`` and ``arch`` apply to the CUDA target only (as ``--emulate`` and
-    ``--arch``), ``openmp`` to the C target only (as ``--openmp``)."""
+    ``--arch``), ``openmp`` to the C target only (as ``--openmp``).  An unknown target is
+    named first (``target='C', openmp=True`` is no CUDA target)."""
+    if target not in ("c", "cuda"):
+        raise UsageError(f"unknown target '{target}' (choose c or cuda)")
     bad = misplaced_target_option(target, {"emulate": emulate, "arch": arch, "openmp": openmp})
     if bad is not None:
         name, own, why = bad

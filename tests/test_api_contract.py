@@ -248,3 +248,15 @@ def test_openmp_on_the_cuda_target_is_refused(tmp_path: Path) -> None:
     path = _module(tmp_path, "def scale(x: float, a: float) -> float:\n    return a * x\n")
     with pytest.raises(adgen.UsageError, match="openmp applies to target='c'"):
         adgen.load(path, target="cuda", emulate=True, openmp=True)
+
+
+@pytest.mark.parametrize("options", [{"openmp": True}, {"emulate": True}, {"arch": "sm_80"}])
+def test_an_unknown_target_is_named_before_the_options_of_a_target(
+        tmp_path: Path, options: dict[str, Any]) -> None:
+    # target='C' with openmp said "openmp applies to target='c' (on the CUDA target each prange
+    # is a kernel)": the table's rule "openmp for the C target only" took 'C' for the CUDA one
+    path = _module(tmp_path, "def scale(x: float, a: float) -> float:\n    return a * x\n")
+    for call in (adgen.load, adgen.check):
+        with pytest.raises(adgen.UsageError) as err:
+            call(path, target="C", **options)
+        assert str(err.value) == "unknown target 'C' (choose c or cuda)"
