@@ -427,7 +427,10 @@ def run(argv: Sequence[str]) -> int:
         if others:
             failure += (f"\n({', '.join(others)}: compiled by --check, not written; "
                         "--mode primal writes the primal)")
+        # the compiler also takes the flags of CFLAGS and CPPFLAGS (distutils reads them):
+        # those are the user's too
         if args.target == "c" and cflags is None and not args.source \
+                and not any(os.environ.get(v, "").strip() for v in ("CFLAGS", "CPPFLAGS")) \
                 and not external_sources(t) and re.search(
                     r"(^|[\s/'\"])(" + "|".join(re.escape(n) for n in [*files, *others]) +
                     r")\:\d+(:\d+)?: error", failure, re.M):

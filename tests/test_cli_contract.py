@@ -262,6 +262,11 @@ def test_generated_code_that_does_not_compile_is_an_internal_error(
     rc = cli.main([str(ROSEN), "--mode", "reverse", action, "--cflags=-O2", "-o", str(out)])
     err = capsys.readouterr().err
     assert rc == 2 and "internal error" not in err, err
+    # flags of the environment's CFLAGS, which the compiler takes too, are the user's as well
+    monkeypatch.setenv("CFLAGS", "-DADGEN_USER_FLAG")
+    rc = cli.main([str(ROSEN), "--mode", "reverse", action, "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "internal error" not in err, err
 
 
 def test_stdout_closed_by_its_reader_stops_quietly(tmp_path: Path) -> None:
