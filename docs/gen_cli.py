@@ -49,7 +49,8 @@ EXIT_MEANING = {
                         "before the files are written, so then none is",
     "EXIT_INTERNAL": "an internal error (a bug in adgen). The last line of the Python traceback "
                      "is printed; set `ADGEN_TRACEBACK=1` to print all of it. Also generated C "
-                     "that does not compile with adgen's own flags (no `--cflags`, `--source` "
+                     "of the C target that does not compile with adgen's own flags (no "
+                     "`--cflags`, `--source` "
                      "or `@external` C, no `CFLAGS` or `CPPFLAGS` in the environment, and the "
                      "compiler's error is in a generated file): the "
                      "compiler's message is shown and the files are written, to look at and "
