@@ -223,12 +223,19 @@ def _find_extension(target: Path, modname: str) -> Path | None:
 
 
 class _Captured:
+    """What the compiler wrote: in a temporary file while it runs, then its text."""
+
     def __init__(self) -> None:
         self.file = tempfile.TemporaryFile(mode="w+b")
+        self.text = ""
+
+    def close(self) -> None:
+        self.file.seek(0)
+        self.text = self.file.read().decode("utf-8", errors="replace")
+        self.file.close()
 
     def read(self) -> str:
-        self.file.seek(0)
-        return self.file.read().decode("utf-8", errors="replace")
+        return self.text
 
 
 @contextlib.contextmanager
@@ -247,6 +254,7 @@ def _capture_fds():  # type: ignore[no-untyped-def]
         os.dup2(saved[1], 2)
         for fd in saved:
             os.close(fd)
+        out.close()
 
 
 @contextlib.contextmanager

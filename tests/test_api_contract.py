@@ -260,3 +260,18 @@ def test_an_unknown_target_is_named_before_the_options_of_a_target(
         with pytest.raises(adgen.UsageError) as err:
             call(path, target="C", **options)
         assert str(err.value) == "unknown target 'C' (choose c or cuda)"
+
+
+def test_a_failed_build_leaves_no_file_open(tmp_path: Path) -> None:
+    # the compiler's output is kept in a temporary file while it runs: closed afterwards
+    import gc
+    import warnings
+
+    path = tmp_path / "scale.py"
+    path.write_text("def scale(x: float, a: float) -> float:\n    return a * x\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(adgen.build.BuildError, match="-Wno-such-flag-z"):
+            adgen.load(str(path), cflags=["-Wno-such-flag-z", "-Werror=no-such-flag-z"])
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
