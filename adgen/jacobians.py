@@ -238,7 +238,9 @@ def _pattern(sparsity: Any, shape: tuple[int, int], describe: str) -> tuple[np.n
         from .api import AdgenWarning
         warnings.warn(f"sparsity: an integer array of the Jacobian's shape ({n_rows} x {n_cols}) "
                       "holding only 0 and 1 is read as (row, column) pairs; a pattern matrix "
-                      "must have dtype bool (pass sparsity.astype(bool))", AdgenWarning,
+                      "must have dtype bool (pass sparsity.astype(bool)), and pairs meant as "
+                      "pairs pass as a list without this warning (sparsity.tolist())",
+                      AdgenWarning,
                       stacklevel=3)
     outside = (pairs[:, 0] < 0) | (pairs[:, 0] >= n_rows) | (pairs[:, 1] < 0) | \
         (pairs[:, 1] >= n_cols)
