@@ -114,9 +114,15 @@ def cache_root() -> Path:
 LINK_FLAGS = ("-Wl,-Bsymbolic",)
 
 
+#: variables of the environment the C build reads (distutils adds CFLAGS, CPPFLAGS and
+#: LDFLAGS to adgen's flags, CC and LDSHARED choose the programs): part of the build's key
+BUILD_ENVIRONMENT = ("CC", "CFLAGS", "CPPFLAGS", "LDFLAGS", "LDSHARED")
+
+
 def _key(name: str, unit: Unit, cflags: tuple[str, ...]) -> str:
     h = hashlib.sha256()
-    for part in (name, unit.cdef, repr(cflags), repr(LINK_FLAGS), compiler_version(),
+    env = [f"{v}={os.environ[v]}" for v in BUILD_ENVIRONMENT if v in os.environ]
+    for part in (name, unit.cdef, repr(cflags), repr(LINK_FLAGS), compiler_version(), *env,
                  sys.version, __version__,
                  runtime_header(), *[f"{k}\0{v}" for k, v in sorted(unit.files.items())],
                  *unit.include_dirs):

@@ -275,3 +275,19 @@ def test_a_failed_build_leaves_no_file_open(tmp_path: Path) -> None:
             adgen.load(str(path), cflags=["-Wno-such-flag-z", "-Werror=no-such-flag-z"])
         gc.collect()
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+
+
+def test_the_environments_compiler_flags_are_part_of_the_build_key(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # distutils adds CFLAGS to adgen's flags: a build made with CFLAGS=-DADGEN_NBDIRS=3 must
+    # not be reused by a load without it (the binding would let other counts through)
+    from adgen.build import Unit, _key
+
+    unit = Unit({"m.c": "int f(void) { return 1; }\n"}, "int f(void);")
+    for var in ("CC", "CFLAGS", "CPPFLAGS", "LDFLAGS", "LDSHARED"):
+        monkeypatch.delenv(var, raising=False)
+    plain = _key("m", unit, ("-O2",))
+    monkeypatch.setenv("CFLAGS", "-DADGEN_NBDIRS=3")
+    assert _key("m", unit, ("-O2",)) != plain
+    monkeypatch.delenv("CFLAGS")
+    assert _key("m", unit, ("-O2",)) == plain
