@@ -485,3 +485,38 @@ def test_a_prange_adding_into_what_it_reads_is_a_kernel(tmp_path: Path) -> None:
     assert "ADGEN_KERNEL accumulate_b_kernel0(" in text
     report = adgen.check(str(path), modes=MODES, target="cuda", emulate=True)
     assert report.ok, report.table()
+
+
+@needs_nvcc
+def test_a_kernel_calls_an_adjoint_that_adds_to_shared_arrays(tmp_path: Path) -> None:
+    """nearest_bwd adds to xb at every j, as other threads do: it adds atomically in its
+    device pass (ADGEN_ATOMIC_ADD in an ADGEN_HD function), plainly in its host pass."""
+    path = tmp_path / "nearest.py"
+    path.write_text(
+        "import math\n"
+        "from adgen import Array, f64, i64, prange\n\n\n"
+        "def nearest(x: Array[f64], i: i64, c: f64) -> f64:\n"
+        "    acc = 0.0\n"
+        "    for j in range(len(x)):\n"
+        "        if x[j] > x[i]:\n"
+        "            acc += math.exp(-(x[j] - x[i]) * c)\n"
+        "    return acc\n\n\n"
+        "def field(x: Array[f64], y: Array[f64], c: f64) -> None:\n"
+        "    for i in prange(len(x)):\n"
+        "        y[i] = nearest(x, i, c) * x[i]\n")
+    out = tmp_path / "out"
+    result = run_cli(str(path), "--target", "cuda", "--mode", "reverse", "--mode", "hvp",
+                     "-o", str(out), "-q")
+    assert result.returncode == 0, result.stderr
+    text = (out / "nearest_b.cu").read_text()
+    assert "ADGEN_KERNEL field_b_kernel0(" in text
+    assert "    ADGEN_ATOMIC_ADD(xb[i], tmp_2);\n" in text
+    for cu in sorted(out.glob("*.cu")):
+        for flags in (["-gencode", "arch=compute_80,code=sm_80"],
+                      ["-DADGEN_CUDA_EMULATE", "-arch=sm_80"]):
+            cc = subprocess.run(["nvcc", "-c", *NVCC_STRICT, *flags, str(cu), "-o",
+                                 str(tmp_path / (cu.stem + ".o"))],
+                                capture_output=True, text=True, check=False)
+            assert cc.returncode == 0, f"{cu.name} {flags}:\n{cc.stderr}"
+    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=True)
+    assert report.ok, report.table()

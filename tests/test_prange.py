@@ -219,9 +219,10 @@ def test_a_call_in_a_prange_is_taped_within_the_iteration(tmp_path: Path) -> Non
     assert m.tape_bytes() == 0
 
 
-def test_a_call_whose_adjoint_adds_to_shared_arrays_keeps_the_loop_in_sequence(
+def test_a_call_whose_adjoint_adds_to_shared_arrays_adds_atomically(
         tmp_path: Path) -> None:
-    # helper_bwd adds to xb at every j: two iterations would race on it
+    # helper_bwd adds to xb at every j, as other iterations do: its increments of the arrays
+    # it is passed are atomic, and the loop runs in parallel (it ran in sequence)
     path = tmp_path / "m.py"
     path.write_text(textwrap.dedent("""
         import math
@@ -242,11 +243,36 @@ def test_a_call_whose_adjoint_adds_to_shared_arrays_keeps_the_loop_in_sequence(
             return s
         """))
     adjoint = transpile(str(path), ["reverse"]).outputs["reverse"].source.text  # type: ignore[attr-defined]
-    assert "/* prange run in sequence: 'helper_bwd' adds to adjoint arrays other iterations " \
-           "share */" in adjoint
+    helper = adjoint[adjoint.rindex("static void helper_bwd("):].split("\n}\n")[0]
+    assert "ADGEN_OMP(omp atomic)\n            xb[i] += tmp_2;\n" \
+           "            ADGEN_OMP(omp atomic)\n            xb[j] -= tmp_2;" in helper
+    assert "prange run in sequence" not in adjoint
+    assert "ADGEN_OMP(omp for reduction(+: cb_1))" in adjoint
     report = adgen.check(str(path), modes=("forward", "reverse", "vector-reverse", "hvp"),
                          openmp=True)
     assert report.ok, report.table()
+    # two threads give the sequential gradient (a fresh process: OMP_NUM_THREADS at start)
+    script = textwrap.dedent("""
+        import json, sys
+        import numpy as np
+        import adgen
+        par = adgen.load(sys.argv[1], modes=("reverse", "vector-reverse", "hvp"), openmp=True)
+        seq = adgen.load(sys.argv[1], modes=("reverse", "vector-reverse", "hvp"))
+        x = np.linspace(-1.0, 1.0, 2000)
+        worst = 0.0
+        for f, g in ((par.callsin, seq.callsin),):
+            a = f.grad(x.copy(), np.zeros(2000), 0.7)
+            b = g.grad(x.copy(), np.zeros(2000), 0.7)
+            worst = max(worst, float(np.max(np.abs(a[0] - b[0]))) / float(np.max(np.abs(b[0]))))
+            v = f.vjp_vec((x.copy(), np.zeros(2000), 0.7), np.array([1.0, -0.5]))[1][0]
+            w = g.vjp_vec((x.copy(), np.zeros(2000), 0.7), np.array([1.0, -0.5]))[1][0]
+            worst = max(worst, float(np.max(np.abs(v - w))) / float(np.max(np.abs(w))))
+        print(json.dumps(worst))
+        """)
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                         text=True, env=env, check=True)
+    assert json.loads(out.stdout) < 1e-11, out.stdout
 
 
 def test_a_sum_added_to_in_an_inner_loop_stays_a_parallel_sum(tmp_path: Path) -> None:

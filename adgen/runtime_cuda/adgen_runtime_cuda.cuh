@@ -143,7 +143,13 @@ typedef adgen_tape adgen_dtape;
         kernel<<<adgen_grid(n), ADGEN_BLOCK, adgen_bytes_>>> args;              \
         ADGEN_CUDA_CHECK(cudaGetLastError());                                   \
     } while (0)
+/* the device pass of an ADGEN_HD function (an adjoint called in a kernel) adds atomically;
+ * its host pass, which no thread shares, adds plainly */
+#ifdef __CUDA_ARCH__
 #define ADGEN_ATOMIC_ADD(target, value) adgen_atomic_add(&(target), (value))
+#else
+#define ADGEN_ATOMIC_ADD(target, value) ((target) += (value))
+#endif
 #define ADGEN_BLOCK_PRIVATE_ADD(array, copy, n) adgen_block_private_add(array, copy, n)
 
 /* atomicAdd of each type an array may hold (int64_t through the unsigned 64-bit add: the

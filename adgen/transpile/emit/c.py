@@ -1079,10 +1079,14 @@ SUFFIX = {"double": "f64", "float": "f32"}
 
 
 def emit_function(fn: Function, sigs: dict[str, CSignature], module: Module,
-                  options: EmitOptions, tapes: set[str] | None = None) -> str:
+                  options: EmitOptions, tapes: set[str] | None = None,
+                  shared: bool = False) -> str:
     """The C text of ``fn``, preceded by its kernels on the CUDA target; ``tapes``: the
-    module's ``taping`` adjoints."""
+    module's ``taping`` adjoints; ``shared``: ``fn`` is an adjoint called inside a prange
+    (``module.parallel_adjoints``), whose increments of its array parameters are atomic."""
     emitter = FunctionEmitter(fn, sigs[fn.name], sigs, module, options)
+    if shared:
+        emitter.atomic_arrays = {p for p in fn.params if isinstance(p.type, ArrayType)}
     if fn.mode in TAPE_MODES and fn.tape == "local":
         emitter.taping = tapes or set()
     text = emitter.run()

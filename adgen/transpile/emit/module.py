@@ -12,7 +12,7 @@ from importlib import resources
 import jinja2
 
 from ... import __version__
-from ..ir.core import Call, Function, Module
+from ..ir.core import Call, For, Function, Module
 from ..ir.types import ArrayType, VecType
 from .c import TAPE_MODES, EmitOptions, emit_function, taping
 from .signature import CSignature, signatures
@@ -233,6 +233,24 @@ def describe_external(fn: Function, sig: CSignature, module: Module) -> list[str
     return lines
 
 
+def parallel_adjoints(module: Module) -> set[str]:
+    """The adjoint functions called, directly or not, inside a prange (``g_bwd``, ``g_b``):
+    their increments of the arrays they are passed are atomic, since other iterations may
+    add to the same elements (the adjoint of an array every iteration reads)."""
+    from .variables import ADJOINT_MODES
+    out: set[str] = set()
+    work = [op.callee for fn in module.functions for loop in fn.walk()
+            if isinstance(loop, For) and loop.parallel
+            for op in loop.walk() if isinstance(op, Call)]
+    while work:
+        name = work.pop()
+        if name in out:
+            continue
+        out.add(name)
+        work += [op.callee for op in module.function(name).walk() if isinstance(op, Call)]
+    return {name for name in out if module.function(name).mode in ADJOINT_MODES}
+
+
 def _called(module: Module, roots: list[Function]) -> list[Function]:
     """``roots`` and the functions they call, directly or not, in module order (on CUDA a
     device function's own adjoint, say, is called by nobody and not written)."""
@@ -267,7 +285,9 @@ def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -
     tape_counter = f"size_t {base}_tape_bytes(void)" if mode in TAPE_MODES else None
     public = [fn for fn in functions if not sigs[fn.name].is_static]
     tapes = taping(module, sigs)
-    bodies = [emit_function(fn, sigs, module, options, tapes) for fn in functions]
+    shared = parallel_adjoints(module)
+    bodies = [emit_function(fn, sigs, module, options, tapes, fn.name in shared)
+              for fn in functions]
     summary: list[str] = []
     for fn in public:
         summary.extend(describe(fn, sigs[fn.name], module))

@@ -181,14 +181,8 @@ class Variables:
             return "a value it carries is not a sum"
         if self.uses_tape_in(op) and not op.iteration_tape:
             return "it uses the tape, in order"
-        from ..analysis.activity import written_params
-        for inner in op.walk():
-            if isinstance(inner, Call):
-                callee = self.module.function(inner.callee)
-                if callee.mode in ADJOINT_MODES and written_params(callee, self.module):
-                    # g_bwd adds to the adjoints of what g reads, which other iterations may
-                    # read too: its increments are not atomic
-                    return f"'{inner.callee}' adds to adjoint arrays other iterations share"
+        # a call of g_bwd adds to the adjoints of what g reads, which other iterations may
+        # read too: its increments are atomic (module.parallel_adjoints)
         return None
 
     def uses_tape_in(self, op: Op) -> bool:
