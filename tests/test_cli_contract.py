@@ -226,15 +226,10 @@ def test_a_build_cache_that_cannot_be_made_exits_2(tmp_path: Path) -> None:
     rejected(r, "set ADGEN_CACHE_DIR to a directory adgen may write")
 
 
-@pytest.mark.parametrize("action", ["--build", "--check"])
-def test_generated_code_that_does_not_compile_is_an_internal_error(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-        action: str) -> None:
-    # an error located in a generated file, compiled with adgen's own flags, is adgen's bug:
-    # exit code 3, the compiler's message, the files written (to look at); with the user's
-    # --cflags the same failure may be theirs (exit code 2)
+def break_generated_c(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every generated C file that adgen compiles fail to compile (a stand-in for a bug
+    in adgen's output): a line that is not C appended to it."""
     import adgen.api
-    from adgen import cli
 
     unit_of = adgen.api.unit_of
 
@@ -245,6 +240,18 @@ def test_generated_code_that_does_not_compile_is_an_internal_error(
                 unit.files[name] += "\nint adgen_broken = ;\n"
         return unit
     monkeypatch.setattr(adgen.api, "unit_of", broken)
+
+
+@pytest.mark.parametrize("action", ["--build", "--check"])
+def test_generated_code_that_does_not_compile_is_an_internal_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        action: str) -> None:
+    # an error located in a generated file, compiled with adgen's own flags, is adgen's bug:
+    # exit code 3, the compiler's message, the files written (to look at); with the user's
+    # --cflags the same failure may be theirs (exit code 2)
+    from adgen import cli
+
+    break_generated_c(monkeypatch)
     out = tmp_path / "out"
     rc = cli.main([str(ROSEN), "--mode", "reverse", action, "-o", str(out)])
     err = capsys.readouterr().err
@@ -298,18 +305,9 @@ def test_a_failed_compile_names_the_files_whatever_the_paths(
     # cache's) and a backslash in it: the message names the written file, whole, and says
     # nothing of --check (the path had been cut at the space, the output directory taken for
     # the cache and its file for a primal --check compiled, and '\1' read as a group: re.error)
-    import adgen.api
     from adgen import cli
 
-    unit_of = adgen.api.unit_of
-
-    def broken(t):  # type: ignore[no-untyped-def]
-        unit = unit_of(t)
-        for name in unit.files:
-            if name.endswith(".c"):
-                unit.files[name] += "\nint adgen_broken = ;\n"
-        return unit
-    monkeypatch.setattr(adgen.api, "unit_of", broken)
+    break_generated_c(monkeypatch)
     monkeypatch.setenv("ADGEN_CACHE_DIR", str(tmp_path / "my cache"))
     out = tmp_path / ".build-out" / "x\\1y"
     rc = cli.main([str(ROSEN), "--mode", "reverse", "--build", "-o", str(out)])

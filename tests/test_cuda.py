@@ -42,13 +42,17 @@ def test_every_output_compiles_with_nvcc_without_warnings(example: Path, tmp_pat
     assert len(sources) == len(MODES)
     assert (tmp_path / "adgen_runtime_cuda.cuh").exists()
     for cu in sources:
-        for flags in (["-gencode", "arch=compute_80,code=sm_80",
-                       "-gencode", "arch=compute_90,code=sm_90"],
-                      ["-DADGEN_CUDA_EMULATE", "-arch=sm_80"]):
-            cc = subprocess.run(["nvcc", "-c", *NVCC_STRICT, *flags, str(cu), "-o",
-                                 str(tmp_path / (cu.stem + ".o"))],
-                                capture_output=True, text=True, check=False)
-            assert cc.returncode == 0, f"{cu.name} {flags}:\n{cc.stderr}"
+        _compile_strictly(cu, tmp_path, ["-gencode", "arch=compute_80,code=sm_80",
+                                         "-gencode", "arch=compute_90,code=sm_90"])
+
+
+def _compile_strictly(cu: Path, tmp_path: Path, device_flags: list[str]) -> None:
+    """nvcc compiles ``cu`` without a warning, for the device and for the emulation."""
+    for flags in (device_flags, ["-DADGEN_CUDA_EMULATE", "-arch=sm_80"]):
+        cc = subprocess.run(["nvcc", "-c", *NVCC_STRICT, *flags, str(cu), "-o",
+                             str(tmp_path / (cu.stem + ".o"))],
+                            capture_output=True, text=True, check=False)
+        assert cc.returncode == 0, f"{cu.name} {flags}:\n{cc.stderr}"
 
 
 @needs_nvcc
@@ -512,11 +516,6 @@ def test_a_kernel_calls_an_adjoint_that_adds_to_shared_arrays(tmp_path: Path) ->
     assert "ADGEN_KERNEL field_b_kernel0(" in text
     assert "    ADGEN_ATOMIC_ADD(xb[i], tmp_2);\n" in text
     for cu in sorted(out.glob("*.cu")):
-        for flags in (["-gencode", "arch=compute_80,code=sm_80"],
-                      ["-DADGEN_CUDA_EMULATE", "-arch=sm_80"]):
-            cc = subprocess.run(["nvcc", "-c", *NVCC_STRICT, *flags, str(cu), "-o",
-                                 str(tmp_path / (cu.stem + ".o"))],
-                                capture_output=True, text=True, check=False)
-            assert cc.returncode == 0, f"{cu.name} {flags}:\n{cc.stderr}"
+        _compile_strictly(cu, tmp_path, ["-gencode", "arch=compute_80,code=sm_80"])
     report = adgen.check(str(path), modes=MODES, target="cuda", emulate=True)
     assert report.ok, report.table()
