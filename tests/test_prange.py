@@ -275,6 +275,52 @@ def test_a_call_whose_adjoint_adds_to_shared_arrays_adds_atomically(
     assert json.loads(out.stdout) < 1e-11, out.stdout
 
 
+
+def test_a_prange_in_an_adjoint_called_in_a_prange_adds_atomically(tmp_path: Path) -> None:
+    # row_bwd is called inside a prange and has a prange of its own (an OpenMP loop there,
+    # one thread per caller's thread): wb[j] belongs to one iteration of row's own loop, but
+    # every iteration of the caller's loop adds to it, so its increment is atomic too
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent("""
+        from adgen import Array, f64, i64, prange
+
+        def row(x: Array[f64], w: Array[f64], i: i64) -> f64:
+            acc = 0.0
+            for j in prange(len(x)):
+                acc += w[j] * x[j] * x[i]
+            return acc
+
+        def rows(x: Array[f64], w: Array[f64], y: Array[f64]) -> f64:
+            s = 0.0
+            for i in prange(len(x)):
+                y[i] = row(x, w, i)
+                s += y[i] * y[i]
+            return s
+        """))
+    adjoint = transpile(str(path), ["reverse"]).outputs["reverse"].source.text  # type: ignore[attr-defined]
+    row = adjoint[adjoint.rindex("static void row_bwd("):].split("\n}\n")[0]
+    assert "ADGEN_OMP(omp atomic)\n            wb[j] += " in row
+    script = textwrap.dedent("""
+        import json, sys
+        import numpy as np
+        import adgen
+        par = adgen.load(sys.argv[1], modes=("reverse", "vector-reverse"), openmp=True)
+        seq = adgen.load(sys.argv[1], modes=("reverse", "vector-reverse"))
+        rng = np.random.default_rng(0)
+        x, w = rng.standard_normal(3000), rng.standard_normal(3000)
+        a = par.rows.grad(x, w, np.zeros(3000))[1]
+        b = seq.rows.grad(x, w, np.zeros(3000))[1]
+        worst = float(np.max(np.abs(a - b))) / float(np.max(np.abs(b)))
+        v = par.rows.vjp_vec((x, w, np.zeros(3000)), np.array([1.0, -0.5]))[1][1]
+        u = seq.rows.vjp_vec((x, w, np.zeros(3000)), np.array([1.0, -0.5]))[1][1]
+        worst = max(worst, float(np.max(np.abs(v - u))) / float(np.max(np.abs(u))))
+        print(json.dumps(worst))
+        """)
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                         text=True, env=env, check=True)
+    assert json.loads(out.stdout) < 1e-11, out.stdout
+
 def test_a_sum_added_to_in_an_inner_loop_stays_a_parallel_sum(tmp_path: Path) -> None:
     # the adjoint of s passes through the inner loops unchanged: shared, not carried, so the
     # adjoint loop is parallel too (with a tape per thread for the while's trip counts), and

@@ -644,7 +644,10 @@ class FunctionEmitter(Variables):
                 self.private_names[a] = name
                 private.append((a, name, count))
             self.emit(self.omp_pragma(op, "for" if block else "parallel for"), depth)
-            self.atomic_arrays = atomic
+            # in an adjoint called inside a prange (module.parallel_adjoints), the arrays it
+            # is passed are shared with the caller's other iterations too, even where this
+            # loop's iterations own their elements
+            self.atomic_arrays = atomic | ((outer_atomic or set()) - set(privatized))
         elif op.parallel and self.atomic_arrays is None:
             self.emit(f"/* prange run in sequence: {self.parallel_reason(op)} */", depth)
         blocked = self.tape_block(op, depth)
