@@ -321,6 +321,115 @@ def test_a_prange_in_an_adjoint_called_in_a_prange_adds_atomically(tmp_path: Pat
                          text=True, env=env, check=True)
     assert json.loads(out.stdout) < 1e-11, out.stdout
 
+
+def test_a_custom_adjoint_called_in_a_prange_adds_atomically(tmp_path: Path) -> None:
+    # near_bwd calls the custom adjoint near_adjoint (a primal function; near_adjoint_d in
+    # hvp mode), which adds to xb at every j, as other iterations do: its increments are
+    # atomic too (they were plain, and two threads lost some of them)
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent("""
+        import math
+        from adgen import Array, custom_vjp, f64, i64, prange
+
+        def near_adjoint(x: Array[f64], xb: Array[f64], i: i64, retb: float) -> None:
+            for j in range(len(x)):
+                e = retb * math.exp(-abs(x[i] - x[j]))
+                xb[i] -= e
+                xb[j] += e
+
+        @custom_vjp(near_adjoint)
+        def near(x: Array[f64], i: i64) -> f64:
+            acc = 0.0
+            for j in range(len(x)):
+                acc += math.exp(-abs(x[i] - x[j]))
+            return acc
+
+        def nearall(x: Array[f64], w: Array[f64], y: Array[f64]) -> f64:
+            s = 0.0
+            for i in prange(len(w)):
+                y[i] = near(x, i % len(x)) * w[i]
+                s += y[i]
+            return s
+        """))
+    result = transpile(str(path), ["reverse", "hvp"])
+    for mode, name in (("reverse", "near_adjoint"), ("hvp", "near_adjoint_d")):
+        text = result.outputs[mode].source.text  # type: ignore[attr-defined]
+        adjoint = text[text.rindex(f"static void {name}("):].split("\n}\n")[0]
+        lines = "\n".join(line.strip() for line in adjoint.splitlines())
+        assert "ADGEN_OMP(omp atomic)\nxb[j] += e;" in lines, adjoint
+        assert "prange run in sequence" not in text
+    script = textwrap.dedent("""
+        import json, sys
+        import numpy as np
+        import adgen
+        par = adgen.load(sys.argv[1], modes=("reverse", "hvp"), openmp=True)
+        seq = adgen.load(sys.argv[1], modes=("reverse", "hvp"))
+        rng = np.random.default_rng(0)
+        x, w = rng.standard_normal(8), rng.standard_normal(40000)
+        a = par.nearall.grad(x, w, np.zeros(40000))[0]
+        b = seq.nearall.grad(x, w, np.zeros(40000))[0]
+        worst = float(np.max(np.abs(a - b))) / float(np.max(np.abs(b)))
+        v = (rng.standard_normal(8), np.zeros(40000), np.zeros(40000))
+        h = par.nearall.hvp((x, w, np.zeros(40000)), v)[0]
+        k = seq.nearall.hvp((x, w, np.zeros(40000)), v)[0]
+        worst = max(worst, float(np.max(np.abs(h - k))) / float(np.max(np.abs(k))))
+        print(json.dumps(worst))
+        """)
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                         text=True, env=env, check=True)
+    assert json.loads(out.stdout) < 1e-11, out.stdout
+
+
+def test_a_prange_calling_an_external_adjoint_of_an_array_runs_in_sequence(
+        tmp_path: Path) -> None:
+    # logsumexp_c_b (C, written by hand) adds to xb at every element, as other iterations
+    # do: adgen cannot make its increments atomic, so the loop keeps to one thread
+    (tmp_path / "special.c").write_text((ROOT / "examples" / "external" / "special.c")
+                                        .read_text())
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent("""
+        import math
+        from adgen import Array, external, f64, prange
+
+        @external("special.c", name="logsumexp_c", tangent="logsumexp_c_d",
+                  adjoint="logsumexp_c_b")
+        def logsumexp(x: Array[f64]) -> f64:
+            m = x[0]
+            for i in range(len(x)):
+                m = max(m, x[i])
+            s = 0.0
+            for i in range(len(x)):
+                s += math.exp(x[i] - m)
+            return m + math.log(s)
+
+        def scaled(x: Array[f64], w: Array[f64], y: Array[f64]) -> f64:
+            s = 0.0
+            for i in prange(len(w)):
+                y[i] = logsumexp(x) * w[i]
+                s += y[i]
+            return s
+        """))
+    adjoint = transpile(str(path), ["reverse"]).outputs["reverse"].source.text  # type: ignore[attr-defined]
+    assert "/* prange run in sequence: 'logsumexp_c_b' (an external C function) adds to " \
+           "adjoint arrays other iterations share */" in adjoint
+    script = textwrap.dedent("""
+        import json, sys
+        import numpy as np
+        import adgen
+        par = adgen.load(sys.argv[1], modes=("reverse",), openmp=True)
+        seq = adgen.load(sys.argv[1], modes=("reverse",))
+        rng = np.random.default_rng(0)
+        x, w = rng.standard_normal(4), rng.standard_normal(100000)
+        a = par.scaled.grad(x, w, np.zeros(100000))[0]
+        b = seq.scaled.grad(x, w, np.zeros(100000))[0]
+        print(json.dumps(float(np.max(np.abs(a - b))) / float(np.max(np.abs(b)))))
+        """)
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                         text=True, env=env, check=True)
+    assert json.loads(out.stdout) < 1e-11, out.stdout
+
 def test_a_sum_added_to_in_an_inner_loop_stays_a_parallel_sum(tmp_path: Path) -> None:
     # the adjoint of s passes through the inner loops unchanged: shared, not carried, so the
     # adjoint loop is parallel too (with a tape per thread for the while's trip counts), and

@@ -236,19 +236,27 @@ def describe_external(fn: Function, sig: CSignature, module: Module) -> list[str
 def parallel_adjoints(module: Module) -> set[str]:
     """The adjoint functions called, directly or not, inside a prange (``g_bwd``, ``g_b``):
     their increments of the arrays they are passed are atomic, since other iterations may
-    add to the same elements (the adjoint of an array every iteration reads)."""
+    add to the same elements (the adjoint of an array every iteration reads).  A custom
+    adjoint (``@custom_vjp(g)``, a primal function; its tangent in hvp mode) and what it
+    calls add to the adjoint arrays too: they count as adjoints."""
     from .variables import ADJOINT_MODES
+    customs = {fn.custom_adjoint for fn in module.functions if fn.custom_adjoint}
     out: set[str] = set()
-    work = [op.callee for fn in module.functions for loop in fn.walk()
+    seen: set[tuple[str, bool]] = set()
+    work = [(op.callee, False) for fn in module.functions for loop in fn.walk()
             if isinstance(loop, For) and loop.parallel
             for op in loop.walk() if isinstance(op, Call)]
     while work:
-        name = work.pop()
-        if name in out:
+        name, custom = work.pop()
+        fn = module.function(name)
+        custom = custom or (fn.primal or fn.name) in customs
+        if (name, custom) in seen:
             continue
-        out.add(name)
-        work += [op.callee for op in module.function(name).walk() if isinstance(op, Call)]
-    return {name for name in out if module.function(name).mode in ADJOINT_MODES}
+        seen.add((name, custom))
+        if custom or fn.mode in ADJOINT_MODES:
+            out.add(name)
+        work += [(op.callee, custom) for op in fn.walk() if isinstance(op, Call)]
+    return out
 
 
 def _called(module: Module, roots: list[Function]) -> list[Function]:

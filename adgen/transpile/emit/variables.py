@@ -182,7 +182,24 @@ class Variables:
         if self.uses_tape_in(op) and not op.iteration_tape:
             return "it uses the tape, in order"
         # a call of g_bwd adds to the adjoints of what g reads, which other iterations may
-        # read too: its increments are atomic (module.parallel_adjoints)
+        # read too: its increments are atomic (module.parallel_adjoints), but for an
+        # external C adjoint's, which adgen does not write
+        from ..analysis.activity import written_params
+        from .module import parallel_adjoints
+        shared = parallel_adjoints(self.module)
+        work = [inner.callee for inner in op.walk() if isinstance(inner, Call)]
+        seen: set[str] = set()
+        while work:
+            name = work.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            callee = self.module.function(name)
+            if callee.external is not None and name in shared and \
+                    written_params(callee, self.module):
+                return f"'{name}' (an external C function) adds to adjoint arrays other " \
+                       "iterations share"
+            work += [inner.callee for inner in callee.walk() if isinstance(inner, Call)]
         return None
 
     def uses_tape_in(self, op: Op) -> bool:
