@@ -430,6 +430,53 @@ def test_a_prange_calling_an_external_adjoint_of_an_array_runs_in_sequence(
                          text=True, env=env, check=True)
     assert json.loads(out.stdout) < 1e-11, out.stdout
 
+
+def test_an_adjoint_in_a_prange_does_not_store_back_what_it_read(tmp_path: Path) -> None:
+    # the tangent of pick_bwd's xb[k] += retb, whose retb has no tangent, was xbd[k] = xbd[k]:
+    # a plain store in a function other threads add to atomically (bump_bwd_d), which
+    # undid their increments made between its load and it (with -O0, where it is kept)
+    path = tmp_path / "m.py"
+    path.write_text(textwrap.dedent("""
+        from adgen import Array, f64, i64, prange
+
+        def bump(x: Array[f64], k: i64) -> f64:
+            t = x[k]
+            m = 0
+            while t < 10.0 and m < 5:
+                t = t * 1.5 + x[(k + m) % len(x)] * x[(k + m) % len(x)]
+                m += 1
+            return t
+
+        def pick(x: Array[f64], k: i64) -> f64:
+            return x[k] + 2.0 * x[(k + 1) % len(x)]
+
+        def both(x: Array[f64], y: Array[f64]) -> f64:
+            s = 0.0
+            for i in prange(len(y)):
+                k = i % len(x)
+                s += bump(x, k) + pick(x, k)
+            return s
+        """))
+    text = transpile(str(path), ["hvp"]).outputs["hvp"].source.text  # type: ignore[attr-defined]
+    pick = text[text.rindex("static void pick_bwd_d("):].split("\n}\n")[0]
+    assert "xbd[k] = xbd[k];" not in pick and "ADGEN_OMP(omp atomic)" in pick
+    script = textwrap.dedent("""
+        import json, sys
+        import numpy as np
+        import adgen
+        par = adgen.load(sys.argv[1], modes=("hvp",), openmp=True, cflags=["-O0"])
+        seq = adgen.load(sys.argv[1], modes=("hvp",))
+        x, y = np.linspace(-0.1, 0.1, 5), np.zeros(400000)
+        v = (np.linspace(1.0, 2.0, 5), y)
+        a = par.both.hvp((x, y), v)[0]
+        b = seq.both.hvp((x, y), v)[0]
+        print(json.dumps(float(np.max(np.abs(a - b))) / float(np.max(np.abs(b)))))
+        """)
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                         text=True, env=env, check=True)
+    assert json.loads(out.stdout) < 1e-11, out.stdout
+
 def test_a_sum_added_to_in_an_inner_loop_stays_a_parallel_sum(tmp_path: Path) -> None:
     # the adjoint of s passes through the inner loops unchanged: shared, not carried, so the
     # adjoint loop is parallel too (with a tape per thread for the while's trip counts), and

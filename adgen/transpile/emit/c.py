@@ -375,6 +375,14 @@ class FunctionEmitter(Variables):
         # in a parallel loop, an increment of an array other iterations touch too
         atomic = assign != "=" and self.atomic_arrays is not None and \
             array in self.atomic_arrays
+        if assign == "=" and self.atomic_arrays is not None and array in self.atomic_arrays \
+                and self.rereads(op):
+            # a[i] = a[i] (the tangent of an increment by zero, xbd[k] += 0.0): nothing to
+            # store, and a plain store would undo another thread's atomic increment made
+            # between its load and it
+            if value not in self.inlined and value in self.var_of:
+                self.emit(f"(void){self.var_of[value].name};", depth)
+            return
         stmt = f"{target} {assign} {self.expr(value, vec=isinstance(value.type, VecType)).text};"
         if not atomic:
             self.emit(self.dir_loop(stmt) if isinstance(value.type, VecType) else stmt, depth)
@@ -393,6 +401,14 @@ class FunctionEmitter(Variables):
         else:
             self.emit("ADGEN_OMP(omp atomic)", depth)
             self.emit(stmt, depth)
+
+    @staticmethod
+    def rereads(op: Store) -> bool:
+        """Whether ``op`` stores ``a[idx]`` to ``a[idx]``: the element as loaded."""
+        load, idx = op.operands[-1].owner, op.operands[1:-1]
+        return isinstance(load, Load) and load.operands[0] is op.operands[0] and \
+            len(load.operands) - 1 == len(idx) and \
+            all(a is b for a, b in zip(load.operands[1:], idx))
 
     def increment_of(self, op: Store) -> tuple[str, Value] | None:
         """``("+=", v)`` when ``op`` stores ``a[i] + v`` to ``a[i]`` and that load is inlined
