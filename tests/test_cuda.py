@@ -519,3 +519,27 @@ def test_a_kernel_calls_an_adjoint_that_adds_to_shared_arrays(tmp_path: Path) ->
         _compile_strictly(cu, tmp_path, ["-gencode", "arch=compute_80,code=sm_80"])
     report = adgen.check(str(path), modes=MODES, target="cuda", emulate=True)
     assert report.ok, report.table()
+
+
+@needs_nvcc
+def test_a_device_function_with_a_tape_compiles_for_the_emulation(tmp_path: Path) -> None:
+    """h_bwd pops its while loop's trip count from the thread's tape: in the emulation the
+    tape is the host's, and ADGEN_HD functions are host functions there."""
+    path = tmp_path / "trips.py"
+    path.write_text(
+        "from adgen import Array, f64, prange\n\n\n"
+        "def h(a: f64, b: f64) -> f64:\n"
+        "    t = a\n"
+        "    while t < 4.0:\n"
+        "        t = t * 1.5 + b * b\n"
+        "    return t\n\n\n"
+        "def f(x: Array[f64], y: Array[f64], c: f64) -> None:\n"
+        "    for i in prange(len(x)):\n"
+        "        y[i] = h(x[i], c)\n")
+    out = tmp_path / "out"
+    result = run_cli(str(path), "--target", "cuda", "--mode", "reverse", "-o", str(out), "-q")
+    assert result.returncode == 0, result.stderr
+    assert "adgen_dpop_" in (out / "trips_b.cu").read_text()
+    _compile_strictly(out / "trips_b.cu", tmp_path, ["-gencode", "arch=compute_80,code=sm_80"])
+    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=True)
+    assert report.ok, report.table()

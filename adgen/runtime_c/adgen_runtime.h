@@ -21,8 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Helpers generated code may call in CUDA kernels too (nvcc); nothing in C. */
-#ifdef __CUDACC__
+/* Helpers generated code may call in CUDA kernels too (nvcc); nothing in C, nor in the
+ * emulation of the CUDA target, whose kernels run on the host (and call host helpers, such
+ * as the per-thread tapes). */
+#if defined(__CUDACC__) && !defined(ADGEN_CUDA_EMULATE)
 #define ADGEN_HD __host__ __device__
 #else
 #define ADGEN_HD
