@@ -269,6 +269,46 @@ def check_options(args: argparse.Namespace) -> None:
                 raise UsageError(f"{option} needs --build or --check")
 
 
+def build_failure(failure: str, files: dict[str, str], args: argparse.Namespace, outdir: str,
+                  own_flags: bool) -> tuple[str, str | None]:
+    """The message of a failed compilation (``failure``, the compiler's output), with the
+    build cache's paths replaced by the files the user has, and why it is adgen's own fault
+    (exit code 3) or None: an error located in a file adgen generated, compiled with adgen's
+    own flags (``own_flags``: no --cflags, no @external C) and nothing of the user's (no
+    --source, no CFLAGS or CPPFLAGS in the environment)."""
+    from .build import cache_root
+    # a staging directory of the build cache (build._staging), which may hold a space; not
+    # a directory of the user's named '.build-...'
+    in_cache = r"(?<![^\s'\"])" + re.escape(os.path.join(cache_root(), ".build-")) + \
+        r"[^/\s]+/"
+    for name in files:  # name the files written (or given), not their copies in the cache
+        shown = next((src for src in args.source if os.path.basename(src) == name),
+                     os.path.join(outdir, name))
+        # a function as the replacement: the path is not a template (a backslash in it)
+        failure = re.sub(in_cache + re.escape(name) + r"\b", lambda _, s=shown: s, failure)
+    # what --check compiles besides (the primal): named as --mode primal would write it
+    cached = in_cache + r"((?!_adgen_)[^/\s:'\"]+\.(?:c|h|cu|cuh))(?=:)"
+    others = sorted(set(re.findall(cached, failure)))
+    failure = re.sub(cached, r"\1", failure)
+    if others:
+        failure += (f"\n({', '.join(others)}: compiled by --check, not written; "
+                    "--mode primal writes the primal)")
+    # the compiler also takes the flags of CFLAGS and CPPFLAGS (distutils reads them):
+    # those are the user's too
+    internal = None
+    if args.target == "c" and own_flags and not args.source \
+            and not any(os.environ.get(v, "").strip() for v in ("CFLAGS", "CPPFLAGS")) \
+            and re.search(
+                r"(^|[\s/'\"])(" + "|".join(re.escape(n) for n in [*files, *others]) +
+                r")\:\d+(:\d+)?: error", failure, re.M):
+        # an error located in a file adgen generated (the primal of --check, in the build
+        # cache, too), compiled with adgen's own flags
+        internal = ("the generated code does not compile with the default flags (this is a "
+                    "bug in adgen; please report it with the input module and this "
+                    "message)")
+    return failure, internal
+
+
 def run(argv: Sequence[str]) -> int:
     from .api import bind, check_modes, not_utf8, transpile
     from .build import (
@@ -409,36 +449,8 @@ def run(argv: Sequence[str]) -> int:
     except BuildError as err:
         # the module was valid: its files are written all the same, to look at or to build
         # by hand; the compiler's message says what failed (an unknown flag, the user's C)
-        failure = str(err)
-        from .build import cache_root
-        # a staging directory of the build cache (build._staging), which may hold a space; not
-        # a directory of the user's named '.build-...'
-        in_cache = r"(?<![^\s'\"])" + re.escape(os.path.join(cache_root(), ".build-")) + \
-            r"[^/\s]+/"
-        for name in files:  # name the files written (or given), not their copies in the cache
-            shown = next((src for src in args.source if os.path.basename(src) == name),
-                         os.path.join(outdir, name))
-            # a function as the replacement: the path is not a template (a backslash in it)
-            failure = re.sub(in_cache + re.escape(name) + r"\b", lambda _, s=shown: s, failure)
-        # what --check compiles besides (the primal): named as --mode primal would write it
-        cached = in_cache + r"((?!_adgen_)[^/\s:'\"]+\.(?:c|h|cu|cuh))(?=:)"
-        others = sorted(set(re.findall(cached, failure)))
-        failure = re.sub(cached, r"\1", failure)
-        if others:
-            failure += (f"\n({', '.join(others)}: compiled by --check, not written; "
-                        "--mode primal writes the primal)")
-        # the compiler also takes the flags of CFLAGS and CPPFLAGS (distutils reads them):
-        # those are the user's too
-        if args.target == "c" and cflags is None and not args.source \
-                and not any(os.environ.get(v, "").strip() for v in ("CFLAGS", "CPPFLAGS")) \
-                and not external_sources(t) and re.search(
-                    r"(^|[\s/'\"])(" + "|".join(re.escape(n) for n in [*files, *others]) +
-                    r")\:\d+(:\d+)?: error", failure, re.M):
-            # an error located in a file adgen generated (the primal of --check, in the build
-            # cache, too), compiled with adgen's own flags
-            internal = ("the generated code does not compile with the default flags (this is a "
-                        "bug in adgen; please report it with the input module and this "
-                        "message)")
+        failure, internal = build_failure(str(err), files, args, outdir,
+                                          cflags is None and not external_sources(t))
     except CudaError as err:  # the GPU failed while checking (out of memory, a lost device)
         failure = f"{err} (--emulate runs the kernels on the CPU)"
     except OSError as err:  # this machine's: the build cache cannot be made or written
