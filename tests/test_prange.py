@@ -477,6 +477,7 @@ def test_an_adjoint_in_a_prange_does_not_store_back_what_it_read(tmp_path: Path)
                          text=True, env=env, check=True)
     assert json.loads(out.stdout) < 1e-11, out.stdout
 
+
 def test_a_sum_added_to_in_an_inner_loop_stays_a_parallel_sum(tmp_path: Path) -> None:
     # the adjoint of s passes through the inner loops unchanged: shared, not carried, so the
     # adjoint loop is parallel too (with a tape per thread for the while's trip counts), and

@@ -14,6 +14,7 @@ import jinja2
 from ... import __version__
 from ..ir.core import Call, For, Function, Module
 from ..ir.types import ArrayType, VecType
+from ..ir.walk import reachable
 from .c import TAPE_MODES, EmitOptions, emit_function, taping
 from .signature import CSignature, signatures
 
@@ -240,35 +241,20 @@ def parallel_adjoints(module: Module) -> set[str]:
     adjoint (``@custom_vjp(g)``, a primal function; its tangent in hvp mode) and what it
     calls add to the adjoint arrays too: they count as adjoints."""
     from .variables import ADJOINT_MODES
+    inside = reachable(module, [op.callee for fn in module.functions for loop in fn.walk()
+                                if isinstance(loop, For) and loop.parallel
+                                for op in loop.walk() if isinstance(op, Call)])
     customs = {fn.custom_adjoint for fn in module.functions if fn.custom_adjoint}
-    out: set[str] = set()
-    seen: set[tuple[str, bool]] = set()
-    work = [(op.callee, False) for fn in module.functions for loop in fn.walk()
-            if isinstance(loop, For) and loop.parallel
-            for op in loop.walk() if isinstance(op, Call)]
-    while work:
-        name, custom = work.pop()
-        fn = module.function(name)
-        custom = custom or (fn.primal or fn.name) in customs
-        if (name, custom) in seen:
-            continue
-        seen.add((name, custom))
-        if custom or fn.mode in ADJOINT_MODES:
-            out.add(name)
-        work += [(op.callee, custom) for op in fn.walk() if isinstance(op, Call)]
-    return out
+    from_custom = reachable(module, [name for name in inside
+                                     if (module.function(name).primal or name) in customs])
+    return {name for name in inside if module.function(name).mode in ADJOINT_MODES} | \
+        from_custom
 
 
 def _called(module: Module, roots: list[Function]) -> list[Function]:
     """``roots`` and the functions they call, directly or not, in module order (on CUDA a
     device function's own adjoint, say, is called by nobody and not written)."""
-    keep = {fn.name for fn in roots}
-    work = list(roots)
-    while work:
-        for op in work.pop().walk():
-            if isinstance(op, Call) and op.callee not in keep:
-                keep.add(op.callee)
-                work.append(module.function(op.callee))
+    keep = reachable(module, [fn.name for fn in roots])
     return [fn for fn in module.functions if fn.name in keep]
 
 

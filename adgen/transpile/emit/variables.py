@@ -110,6 +110,8 @@ class Variables:
         self.omp_bodies: dict[Region, For] = {}
         #: inside a parallel loop: the arrays its iterations share (``c.shared_arrays``)
         self.atomic_arrays: set[Value] | None = None
+        #: the adjoints called inside a prange (``module.parallel_adjoints``), when needed
+        self.shared_adjoints: set[str] | None = None
         #: inside a parallel loop whose iterations pop what they push: each thread's tape
         self.thread_tape: str | None = None
         #: inside a parallel loop: arrays each thread adds to a copy of (``c.share``)
@@ -185,21 +187,16 @@ class Variables:
         # read too: its increments are atomic (module.parallel_adjoints), but for an
         # external C adjoint's, which adgen does not write
         from ..analysis.activity import written_params
-        from .module import parallel_adjoints
-        shared = parallel_adjoints(self.module)
-        work = [inner.callee for inner in op.walk() if isinstance(inner, Call)]
-        seen: set[str] = set()
-        while work:
-            name = work.pop()
-            if name in seen:
-                continue
-            seen.add(name)
+        from ..ir.walk import reachable
+        if self.shared_adjoints is None:
+            from .module import parallel_adjoints
+            self.shared_adjoints = parallel_adjoints(self.module)
+        called = reachable(self.module, [o.callee for o in op.walk() if isinstance(o, Call)])
+        for name in sorted(called & self.shared_adjoints):
             callee = self.module.function(name)
-            if callee.external is not None and name in shared and \
-                    written_params(callee, self.module):
+            if callee.external is not None and written_params(callee, self.module):
                 return f"'{name}' (an external C function) adds to adjoint arrays other " \
                        "iterations share"
-            work += [inner.callee for inner in callee.walk() if isinstance(inner, Call)]
         return None
 
     def uses_tape_in(self, op: Op) -> bool:
