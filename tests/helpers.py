@@ -10,9 +10,19 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from adgen.cuda import device_count
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 STRICT_CFLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
+
+needs_gpu = pytest.mark.skipif(device_count() == 0, reason="no GPU")
+#: a test of the CUDA target taking ``emulate``: emulated on the CPU everywhere, and run on
+#: the GPU where there is one
+EMULATED_AND_GPU = pytest.mark.parametrize(
+    "emulate", [pytest.param(True, id="emulated"), pytest.param(False, id="gpu", marks=needs_gpu)])
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None

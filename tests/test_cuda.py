@@ -12,9 +12,9 @@ import pytest
 
 import adgen
 from adgen.api import transpile
-from adgen.cuda import device_count
 from adgen.transpile.frontend.diagnostics import AdgenError
-from helpers import EXAMPLES, ROOT, check_goldens, functions_of, run_cli
+from helpers import (EMULATED_AND_GPU, EXAMPLES, ROOT, check_goldens, functions_of, needs_gpu,
+                     run_cli)
 
 KERNELS = ROOT / "examples" / "kernels.py"
 MODES = ("primal", "forward", "reverse", "hvp")
@@ -25,7 +25,6 @@ CUDA_EXAMPLES = [ROOT / "examples" / f"{name}.py"
 NVCC_STRICT = ["-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror"]
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
-needs_gpu = pytest.mark.skipif(device_count() == 0, reason="no GPU")
 
 
 def _write(example: Path, out: Path) -> list[Path]:
@@ -70,9 +69,10 @@ def test_binomial_checkpointing_on_the_host_compiles_as_cpp(tmp_path: Path) -> N
 
 
 @needs_nvcc
+@EMULATED_AND_GPU
 @pytest.mark.parametrize("example", CUDA_EXAMPLES, ids=lambda p: p.stem)
-def test_device_code_passes_the_three_way_check_on_the_cpu(example: Path) -> None:
-    report = adgen.check(str(example), modes=MODES, target="cuda", emulate=True)
+def test_device_code_passes_the_three_way_check(example: Path, emulate: bool) -> None:
+    report = adgen.check(str(example), modes=MODES, target="cuda", emulate=emulate)
     assert report.ok, "\n" + report.table()
     assert {r.check for r in report.rows} == {
         "primal vs CPython", "tangent vs finite differences", "adjoint vs tangent (dot product)",
@@ -256,11 +256,12 @@ def test_a_prange_adjoint_does_not_fuse_with_a_loop_on_the_host(tmp_path: Path) 
 
 
 @needs_nvcc
-def test_integer_increments_and_host_loop_indices_in_kernels(tmp_path: Path) -> None:
+@EMULATED_AND_GPU
+def test_integer_increments_and_host_loop_indices_in_kernels(tmp_path: Path, emulate: bool) -> None:
     """A histogram of i32 and i64 counts (atomic increments of integers), and a kernel inside
     a host loop that reads the host loop's index (a parameter of the kernel): every mode
-    compiles for the device without warnings and passes the three-way check in the
-    emulation."""
+    compiles for the device without warnings and passes the three-way check (in the
+    emulation, and on the GPU where there is one)."""
     path = tmp_path / "counts.py"
     path.write_text(
         "from adgen import Array, f64, i32, i64, prange\n\n\n"
@@ -282,7 +283,7 @@ def test_integer_increments_and_host_loop_indices_in_kernels(tmp_path: Path) -> 
                             check=False)
         assert cc.returncode == 0, f"{cu.name}:\n{cc.stderr}"
     idx = np.array([0, 2, 2, 1, 0, 2], dtype=np.int32)
-    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=True,
+    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=emulate,
                          args={"counts": [idx, np.linspace(0.5, 1.5, 6), np.zeros(3, np.int32),
                                           np.zeros(3, np.int64), 3]})
     assert report.ok, "\n" + report.table()
@@ -472,7 +473,8 @@ def test_a_host_build_rejects_device_arrays() -> None:
 
 
 @needs_nvcc
-def test_a_prange_adding_into_what_it_reads_is_a_kernel(tmp_path: Path) -> None:
+@EMULATED_AND_GPU
+def test_a_prange_adding_into_what_it_reads_is_a_kernel(tmp_path: Path, emulate: bool) -> None:
     """y[i] += e: the adjoint needs no value of y, so each thread computes its iteration
     again (no tape across iterations), and the loop is a kernel in both sweeps."""
     path = tmp_path / "accumulate.py"
@@ -487,12 +489,13 @@ def test_a_prange_adding_into_what_it_reads_is_a_kernel(tmp_path: Path) -> None:
     text = transpile(str(path), ["reverse"], target="cuda").outputs[
         "reverse"].source.text  # type: ignore[attr-defined]
     assert "ADGEN_KERNEL accumulate_b_kernel0(" in text
-    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=True)
+    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=emulate)
     assert report.ok, report.table()
 
 
 @needs_nvcc
-def test_a_kernel_calls_an_adjoint_that_adds_to_shared_arrays(tmp_path: Path) -> None:
+@EMULATED_AND_GPU
+def test_a_kernel_calls_an_adjoint_that_adds_to_shared_arrays(tmp_path: Path, emulate: bool) -> None:
     """nearest_bwd adds to xb at every j, as other threads do: it adds atomically in its
     device pass (ADGEN_ATOMIC_ADD in an ADGEN_HD function), plainly in its host pass."""
     path = tmp_path / "nearest.py"
@@ -517,14 +520,16 @@ def test_a_kernel_calls_an_adjoint_that_adds_to_shared_arrays(tmp_path: Path) ->
     assert "    ADGEN_ATOMIC_ADD(xb[i], tmp_2);\n" in text
     for cu in sorted(out.glob("*.cu")):
         _compile_strictly(cu, tmp_path, ["-gencode", "arch=compute_80,code=sm_80"])
-    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=True)
+    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=emulate)
     assert report.ok, report.table()
 
 
 @needs_nvcc
-def test_a_device_function_with_a_tape_compiles_for_the_emulation(tmp_path: Path) -> None:
+@EMULATED_AND_GPU
+def test_a_device_function_with_a_tape(tmp_path: Path, emulate: bool) -> None:
     """h_bwd pops its while loop's trip count from the thread's tape: in the emulation the
-    tape is the host's, and ADGEN_HD functions are host functions there."""
+    tape is the host's, and ADGEN_HD functions are host functions there (it did not compile
+    for the emulation); on a GPU the tape is the thread's own."""
     path = tmp_path / "trips.py"
     path.write_text(
         "from adgen import Array, f64, prange\n\n\n"
@@ -541,5 +546,5 @@ def test_a_device_function_with_a_tape_compiles_for_the_emulation(tmp_path: Path
     assert result.returncode == 0, result.stderr
     assert "adgen_dpop_" in (out / "trips_b.cu").read_text()
     _compile_strictly(out / "trips_b.cu", tmp_path, ["-gencode", "arch=compute_80,code=sm_80"])
-    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=True)
+    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=emulate)
     assert report.ok, report.table()

@@ -24,7 +24,7 @@ import pytest
 
 import adgen
 from adgen.api import transpile
-from helpers import ROOT, compile_strict, run_cli
+from helpers import EMULATED_AND_GPU, ROOT, compile_strict, run_cli
 from test_diagnostics import CASES as DIAGNOSTICS
 
 KERNELS = ROOT / "examples" / "kernels.py"
@@ -342,9 +342,10 @@ def test_openmp_shares_what_other_iterations_touch(modules: dict[str, Path]) -> 
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
-def test_cuda_emulation_passes_the_three_way_check(modules: dict[str, Path]) -> None:
+@EMULATED_AND_GPU
+def test_cuda_passes_the_three_way_check(modules: dict[str, Path], emulate: bool) -> None:
     report = adgen.check(str(modules["hm_mixed"]), modes=("primal", "forward", "reverse", "hvp"),
-                         functions=["hm_lstm"], target="cuda", emulate=True)
+                         functions=["hm_lstm"], target="cuda", emulate=emulate)
     assert report.ok, "\n" + report.table()
     text = transpile(str(modules["hm_mixed"]), ("reverse",), functions=["hm_lstm"],
                      target="cuda").outputs["reverse"].source.text  # type: ignore[attr-defined]

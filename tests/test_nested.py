@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import adgen
-from helpers import ROOT
+from helpers import EMULATED_AND_GPU, ROOT
 
 SCALARS = '''
 import math
@@ -259,11 +259,12 @@ def field(xs: Array[f64], w: f64, out: Array[f64]) -> f64:
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
-def test_a_gradient_in_a_kernel(tmp_path: Path) -> None:
+@EMULATED_AND_GPU
+def test_a_gradient_in_a_kernel(tmp_path: Path, emulate: bool) -> None:
     """In a prange on the CUDA target (emulated: kernels run as loops on the CPU, the device
-    code compiled by nvcc), the nested functions are device functions."""
+    code compiled by nvcc; or on the GPU), the nested functions are device functions."""
     path = write(tmp_path, PRANGE)
-    report = adgen.check(path, modes=("forward", "reverse"), target="cuda", emulate=True)
+    report = adgen.check(path, modes=("forward", "reverse"), target="cuda", emulate=emulate)
     assert_ok(report)
     m = adgen.load(path, modes=("reverse",), target="cuda", emulate=True)
     text = m.transpiled.outputs["reverse"].source.text
