@@ -73,12 +73,13 @@ def parser() -> argparse.ArgumentParser:
                         "run as loops on the host; no GPU needed)")
     p.add_argument("-o", "--output-dir", default=".", metavar="OUTDIR",
                    help="directory for the generated files (default: current directory)")
-    p.add_argument("--functions", type=_names, metavar="f,g",
+    # a list option given twice names both lists (--wrt W1 --wrt b1 is --wrt W1,b1)
+    p.add_argument("--functions", type=_names, action="extend", metavar="f,g",
                    help="functions to differentiate (default: every function with float inputs "
                         "and outputs)")
-    p.add_argument("--wrt", type=_names, metavar="x,y",
+    p.add_argument("--wrt", type=_names, action="extend", metavar="x,y",
                    help="independent inputs (default: every float parameter)")
-    p.add_argument("--of", type=_names, metavar="return,a",
+    p.add_argument("--of", type=_names, action="extend", metavar="return,a",
                    help="dependent outputs: 'return' and/or arrays the function writes "
                         "(default: all float outputs)")
     p.add_argument("--head", metavar='"f(outputs)/(inputs)"',

@@ -84,6 +84,18 @@ def test_wrt_and_of_restrict_the_tangent(tmp_path: Path) -> None:
     assert "Wd" not in header and "const double *xd" in header
 
 
+def test_list_options_given_twice_name_both_lists(tmp_path: Path) -> None:
+    """--wrt W --wrt b is --wrt W,b (the second list used to replace the first, silently:
+    the adjoint of W was missing from the generated function)."""
+    for argv, out in [(["--wrt", "W", "--wrt", "b"], "twice"), (["--wrt", "W,b"], "once")]:
+        r = run_cli(str(ROOT / "examples" / "layer.py"), "--mode", "reverse", *argv,
+                    "-o", str(tmp_path / out), "-q")
+        assert r.returncode == 0, r.stderr
+    twice, once = ((tmp_path / d / "layer_b.c").read_text() for d in ("twice", "once"))
+    assert twice == once and "--wrt W,b" in once
+    assert "double *Wb" in once and "double *bb" in once and "xb" not in once
+
+
 def test_bad_option_values_exit_2(tmp_path: Path) -> None:
     for args, fragment in [
         (["--wrt", "nope"], "--wrt: 'nope'"),
