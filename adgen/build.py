@@ -16,6 +16,7 @@ import hashlib
 import importlib.util
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -285,6 +286,19 @@ def _staging(target: Path, files: dict[str, str]) -> Iterator[Path]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _short(exc: Exception) -> str:
+    """The compiler's failure as distutils reports it, without the command line: newer
+    setuptools put the whole command, with the build cache's paths, in the message
+    ("Command '['gcc', ..., '-o', './tmp/.../f.o']' returned non-zero exit status 1."),
+    where older ones said "command '/usr/bin/gcc' failed with exit code 1"."""
+    text = str(exc)
+    failed = re.search(r"Command '\[['\"]([^'\"]+)['\"].*\]' returned non-zero exit status "
+                       r"(-?\d+)", text, re.S)
+    if failed:
+        return f"{text[:failed.start()]}command '{failed[1]}' failed with exit code {failed[2]}"
+    return text
+
+
 def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...]) -> None:
     import cffi
 
@@ -307,4 +321,4 @@ def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...]) ->
                 ffi.compile(tmpdir=str(tmp), verbose=False)
         except Exception as exc:  # distutils raises its own error types
             raise BuildError(f"compiling the C failed:\n{compiler_output.read()}"
-                             f"{log.getvalue()}\n{exc}") from None
+                             f"{log.getvalue()}\n{_short(exc)}") from None

@@ -4,6 +4,7 @@ or none."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -274,6 +275,41 @@ def test_generated_code_that_does_not_compile_is_an_internal_error(
     rc = cli.main([str(ROSEN), "--mode", "reverse", action, "-o", str(out)])
     err = capsys.readouterr().err
     assert rc == 2 and "internal error" not in err, err
+
+
+def test_the_failed_command_is_named_without_the_build_cache() -> None:
+    # setuptools 84 reports a failed compiler with its whole command line (the staging
+    # directory of the build cache in it); older ones named the compiler alone
+    from adgen.build import _short
+
+    new = ("CompileError: Command '['gcc', '-fPIC', '-I/c/.build-x1', '-c', 'f.c', '-o', "
+           "'./c/.build-x1/f.o']' returned non-zero exit status 1.")
+    old = "error: command '/usr/bin/gcc' failed with exit code 1"
+    assert _short(Exception(new)) == "CompileError: command 'gcc' failed with exit code 1"
+    assert _short(Exception(old)) == old
+
+
+def test_a_compiler_speaking_another_language_still_locates_adgen_s_bug(
+        tmp_path: Path) -> None:
+    # gcc under LANG=de_DE writes 'Fehler' where it writes 'error': the error is located in
+    # a generated file all the same, so it is adgen's bug (exit code 3; it was exit code 2)
+    import argparse
+
+    from adgen import cli
+    from adgen.build import cache_root
+
+    staged = os.path.join(cache_root(), ".build-1234", "rosenbrock_b.c")
+    args = argparse.Namespace(target="c", source=[])
+    for word in ("error", "Fehler", "erreur"):
+        failure = f"{staged}:40:28: {word}: expected expression before ';' token\n"
+        message, internal = cli.build_failure(failure, {"rosenbrock_b.c": ""}, args,
+                                              str(tmp_path), own_flags=True)
+        assert internal is not None and "bug in adgen" in internal, word
+        assert message.startswith(f"{tmp_path / 'rosenbrock_b.c'}:40:28: {word}:"), message
+    # a fatal error of the machine (no Python headers) is not located in a generated file
+    failure = "_adgen_rosenbrock.c:2:10: fatal error: Python.h: No such file or directory\n"
+    assert cli.build_failure(failure, {"rosenbrock_b.c": ""}, args, str(tmp_path),
+                             own_flags=True)[1] is None
 
 
 def test_stdout_closed_by_its_reader_stops_quietly(tmp_path: Path) -> None:
