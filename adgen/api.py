@@ -19,7 +19,7 @@ from .build import (
 )
 from .transpile.analysis.activity import written_params
 from .transpile.emit.module import EmittedModule
-from .transpile.frontend.diagnostics import AdgenError, format_error
+from .transpile.frontend.diagnostics import AdgenError, format_error, source_lines
 from .transpile.pipeline import Selection, Transpiled, UsageError, transpile_source
 
 SUPPORTED_MODES = ("primal", "forward", "vector-forward", "reverse", "vector-reverse", "hvp",
@@ -50,6 +50,17 @@ def option_list(value: Any, what: str, comma: bool = False) -> list[str] | None:
         if not isinstance(v, str):
             raise TypeError(f"{what} must be a sequence of strings, got an item {v!r}")
     return out
+
+
+def module_path(path: Any) -> str:
+    """``path`` as the file name of a module: a str or an ``os.PathLike`` of one (an integer
+    would open, and close, a file descriptor of the caller's)."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str):
+        raise TypeError(f"path must be the file name of a module (a str or a path object), "
+                        f"not {type(path).__name__}")
+    return path
 
 
 def flag_list(cflags: Any) -> list[str] | None:
@@ -143,6 +154,7 @@ def transpile(path: str, modes: Sequence[str] = ("primal", "forward"), *,
     The generated files name the command that reproduces them; it holds only what
     changes their text, so the CLI and ``load`` produce identical files (and share
     the build cache)."""
+    path = module_path(path)
     if target not in ("c", "cuda"):
         raise UsageError(f"unknown target '{target}' (choose c or cuda)")
     functions = option_list(functions, "functions", comma=True)
@@ -232,6 +244,7 @@ def load(path: str, modes: Sequence[str] = ("primal", "forward"), target: str = 
     compile with ``-fopenmp``, so that ``prange`` loops run in parallel.  ``target="cuda"``:
     build with nvcc for ``arch`` (default sm_80 and sm_90), or with ``emulate`` for the CPU
     (kernels run as loops on the host; no GPU needed)."""
+    path = module_path(path)
     modes = list(dict.fromkeys(["primal", *check_modes(modes)]))
     cflags = flag_list(cflags)
     check_target_options(target, emulate, arch, openmp)
@@ -243,7 +256,7 @@ def load(path: str, modes: Sequence[str] = ("primal", "forward"), target: str = 
     if t.warnings:
         from .transpile.frontend.diagnostics import format_message
         with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+            lines = source_lines(f.read())
         texts = [format_message("error" if werror else "warning", w.loc, w.message, lines).rstrip()
                  for w in t.warnings]
         if werror:
@@ -259,7 +272,7 @@ def located(path: str, err: AdgenError) -> LoadError:
     """The ``LoadError`` of a rejected module: the diagnostic with the source line and caret,
     as the command line prints it."""
     with open(path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
+        lines = source_lines(f.read())
     return LoadError(format_error(err, lines).rstrip())
 
 
@@ -345,6 +358,7 @@ def check(path: str, modes: Sequence[str] = ("forward", "vector-forward", "rever
     module outside the subset raises ``LoadError``, as ``load`` does (caused by the
     ``AdgenError``, whose ``loc`` and ``message`` it formats)."""
     from .validate import run_checks
+    path = module_path(path)
     try:
         return run_checks(path, modes, args=args, seed=seed, **options)
     except AdgenError as err:

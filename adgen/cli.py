@@ -41,7 +41,26 @@ MODE_ALIASES = {"jacobian": ["vector-forward", "vector-reverse"]}
 
 
 def _names(text: str) -> list[str]:
-    return [s.strip() for s in text.split(",") if s.strip()]
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    if not names:  # --wrt= would otherwise mean the default, every input
+        raise argparse.ArgumentTypeError(f"no names in {text!r}")
+    return names
+
+
+def _head(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("no function in ''")
+    return text
+
+
+def _seed(text: str) -> int:
+    try:
+        seed = int(text)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, not {text!r}")
+    return seed
 
 
 def parser() -> argparse.ArgumentParser:
@@ -82,7 +101,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--of", type=_names, action="extend", metavar="return,a",
                    help="dependent outputs: 'return' and/or arrays the function writes "
                         "(default: all float outputs)")
-    p.add_argument("--head", metavar='"f(outputs)/(inputs)"',
+    p.add_argument("--head", type=_head, action="append", metavar='"f(outputs)/(inputs)"',
                    help="Tapenade-style shorthand for --functions/--of/--wrt")
     p.add_argument("--build", action="store_true",
                    help="compile the generated C into a Python extension (cached) and print its path")
@@ -93,7 +112,7 @@ def parser() -> argparse.ArgumentParser:
                    help="with --build/--check: compile FILE.c (e.g. a hand-edited generated "
                         "file) instead of the generated file of the same name, which is then not "
                         "written; repeat for several")
-    p.add_argument("--seed", type=int, default=0, help="random seed of --check inputs")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed of --check inputs")
     p.add_argument("-MD", dest="make_deps", action="store_true",
                    help="write a Make dependency file (OUTDIR/MODULE.d unless -MF is given)")
     p.add_argument("-MF", dest="dep_file", metavar="FILE", help="name of the dependency file")
@@ -319,11 +338,14 @@ def run(argv: Sequence[str]) -> int:
     )
     from .transpile.emit.module import EmittedModule
     from .transpile.frontend.diagnostics import AdgenError, format_error
+    from .transpile.frontend.diagnostics import source_lines as read_lines
     from .transpile.ir.core import For
     from .transpile.ir.printer import print_module
     from .transpile.pipeline import UsageError
 
     args = parser().parse_args(argv)
+    if args.head is not None:  # heads given apart are one list of heads, as in one --head
+        args.head = " ".join(args.head)
     say = (lambda msg: None) if args.quiet else (lambda msg: print(msg))
     verbose = (lambda msg: print(f"adgen: {msg}", file=sys.stderr)) if args.verbose else \
         (lambda msg: None)
@@ -332,7 +354,7 @@ def run(argv: Sequence[str]) -> int:
     path = args.module
     try:
         with open(path, encoding="utf-8") as f:
-            source_lines = f.read().splitlines()
+            source_lines = read_lines(f.read())
     except OSError as exc:
         print(f"adgen: error: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return EXIT_BAD_INPUT

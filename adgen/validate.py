@@ -454,9 +454,16 @@ class Checker:
 def use_sources(t: Any, sources: Sequence[str]) -> None:
     """Replace generated C text by the files in ``sources`` (matched by file name)."""
     from .transpile.pipeline import UsageError
+    if isinstance(sources, (str, bytes)):
+        raise TypeError(f"sources must be a sequence of file names, e.g. [{sources!r}], not a "
+                        "string")
     by_name = {emitted.source.name: emitted for emitted in t.outputs.values()}
+    given: dict[str, str] = {}
     for src in sources:
         name = os.path.basename(src)
+        if name in given and os.path.realpath(given[name]) != os.path.realpath(src):
+            raise UsageError(f"{given[name]} and {src} both replace {name} (give one of them)")
+        given[name] = src
         if name not in by_name:
             raise UsageError(f"{src}: not a file this module generates for the modes checked "
                              f"({', '.join(sorted(by_name))})")
@@ -515,6 +522,9 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
     ``target="cuda"``: the vector modes are left out (not on the CUDA target yet);
     ``emulate`` runs the kernels on the CPU."""
     modes = [m for m in check_modes(modes) if m != "primal"]
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        from .transpile.pipeline import UsageError
+        raise UsageError(f"seed must be a non-negative integer, not {seed!r}")
     functions = option_list(functions, "functions", comma=True)
     cflags = flag_list(cflags)
     check_target_options(target, emulate, arch, openmp)

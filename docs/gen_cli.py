@@ -210,7 +210,9 @@ def render() -> str:
         "",
         "Several values can be given to `--functions`, `--wrt` and `--of` as one "
         "comma-separated word (`--wrt x,y`) or by repeating the option (`--wrt x --wrt y` is "
-        "`--wrt x,y`). `--mode` repeats (`--mode primal --mode forward`). "
+        "`--wrt x,y`; an empty list, `--wrt=`, is an error). `--head` repeats too (`--head "
+        "'g(return)/(x)' --head 'k(y)/(x)'` is one `--head` of both). `--mode` repeats "
+        "(`--mode primal --mode forward`). "
         "A `--cflags` value that is a single word starting with `-` must be attached with `=` "
         "(`--cflags=-O2`); a quoted value with spaces can follow as usual "
         "(`--cflags \"-O2 -march=native\"`).",

@@ -85,6 +85,32 @@ def test_check_names_bad_inputs(tmp_path: Path, args: object, exc: type, message
     assert adgen.check(path, modes=("forward",), args={"g": (1.0, 2)}).ok
 
 
+def test_bad_paths_seeds_and_sources_are_refused(tmp_path: Path) -> None:
+    # an integer path opened (and closed) the caller's file descriptor; a negative seed was
+    # NumPy's ValueError; a string of sources was read as one file per character; two
+    # --source files of one name were taken silently, one of them
+    path = _module(tmp_path, TWO, "two")
+    with open(path) as f:
+        with pytest.raises(TypeError, match="^path must be the file name of a module"):
+            adgen.load(f.fileno())
+        assert f.read() == TWO  # still open
+    assert adgen.check(Path(path), modes=("forward",)).ok
+    for seed in (-1, 1.5, "a", True):
+        with pytest.raises(adgen.UsageError, match="^seed must be a non-negative integer"):
+            adgen.check(path, modes=("forward",), seed=seed)  # type: ignore[arg-type]
+    out = tmp_path / "out"
+    assert run_cli(path, "-o", str(out), "-q").returncode == 0
+    with pytest.raises(TypeError, match=r"^sources must be a sequence of file names, e\.g\. "):
+        adgen.check(path, modes=("forward",), sources=str(out / "two_d.c"))
+    other = tmp_path / "edited"
+    other.mkdir()
+    (other / "two_d.c").write_text((out / "two_d.c").read_text())
+    with pytest.raises(adgen.UsageError, match="both replace two_d.c"):
+        adgen.check(path, modes=("forward",), sources=[str(out / "two_d.c"),
+                                                       str(other / "two_d.c")])
+    assert adgen.check(path, modes=("forward",), sources=[str(other / "two_d.c")] * 2).ok
+
+
 def test_check_does_not_run_compiled_code_where_cpython_raised(tmp_path: Path) -> None:
     """n = 3 (the default input) divides by zero: CPython raises ZeroDivisionError, the C
     code would fault (SIGFPE).  Every row of the function fails, naming the exception."""

@@ -96,6 +96,29 @@ def test_list_options_given_twice_name_both_lists(tmp_path: Path) -> None:
     assert "double *Wb" in once and "double *bb" in once and "xb" not in once
 
 
+def test_heads_given_apart_are_one_list_and_empty_lists_are_refused(tmp_path: Path) -> None:
+    # a second --head replaced the first (g was not differentiated); --functions= meant the
+    # default, every function
+    path = tmp_path / "gk.py"
+    path.write_text("from adgen import Array, f64\n\n\ndef g(x: float, a: float) -> float:\n"
+                    "    return x * a\n\n\ndef k(x: float, y: Array[f64]) -> None:\n"
+                    "    y[0] = x * x\n")
+    r = run_cli(str(path), "--head", "g(return)/(x)", "--head", "k(y)/(x)", "-o",
+                str(tmp_path / "out"), "-q")
+    assert r.returncode == 0, r.stderr
+    header = (tmp_path / "out" / "gk_d.h").read_text()
+    assert "double g_d(double x, double xd, double a, double *retd);" in header
+    assert "void k_d(double x, double xd, double *y, double *yd, int64_t y_shape0);" in header
+    for arg, message in [("--functions=", "argument --functions: no names in ''"),
+                         ("--wrt=,", "argument --wrt: no names in ','"),
+                         ("--head=", "argument --head: no function in ''"),
+                         ("--seed=-1", "argument --seed: must be a non-negative integer, not "
+                                       "'-1'")]:
+        r = run_cli(str(path), arg, "--check", "-o", str(tmp_path / "bad"))
+        assert r.returncode == 2 and message in r.stderr, (arg, r.stderr)
+    assert not (tmp_path / "bad").exists()
+
+
 def test_bad_option_values_exit_2(tmp_path: Path) -> None:
     for args, fragment in [
         (["--wrt", "nope"], "--wrt: 'nope'"),

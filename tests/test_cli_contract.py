@@ -277,6 +277,27 @@ def test_generated_code_that_does_not_compile_is_an_internal_error(
     assert rc == 2 and "internal error" not in err, err
 
 
+def test_lines_are_numbered_as_python_numbers_them(tmp_path: Path) -> None:
+    # a page break (\f) between functions and a U+2028 in a comment are inside a line for
+    # Python; str.splitlines ended lines there, so the excerpt under a diagnostic and the
+    # source quoted in the generated C were those of other lines
+    path = tmp_path / "paged.py"
+    path.write_text("def g(x: float) -> float:\n    return x\n\f\n"
+                    "def f(x: float) -> float:\n    z = x * x  # a \u2028 b\n"
+                    "    return z * y\n", encoding="utf-8")
+    r = run_cli(str(path), "-o", str(tmp_path))
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"{path}:6:16: error: unknown name 'y'") and \
+        "\n        return z * y\n" in r.stderr, r.stderr
+    path.write_text(path.read_text(encoding="utf-8").replace("z * y", "z * x"),
+                    encoding="utf-8")
+    r = run_cli(str(path), "-o", str(tmp_path), "-q")
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "paged_d.c").read_text(encoding="utf-8")
+    assert "/* paged.py:5: z = x * x  # a \u2028 b */" in text
+    assert "/* paged.py:6: return z * x */" in text
+
+
 def test_the_failed_command_is_named_without_the_build_cache() -> None:
     # setuptools 84 reports a failed compiler with its whole command line (the staging
     # directory of the build cache in it); older ones named the compiler alone

@@ -1761,6 +1761,14 @@ def test_names_c_cannot_have_are_renamed(tmp_path: Path) -> None:
     assert "the module name 'my-model' cannot name C functions and files (rename the file to " \
            "a Python identifier, e.g. my_model.py)" in r.stderr
     assert not (tmp_path / "bad").exists()
+    # a module named like the runtime: its primal header was overwritten by the runtime's
+    # (exit code 0, the prototypes of the module lost)
+    runtime = tmp_path / "adgen_runtime.py"
+    runtime.write_text("def f(x: float) -> float:\n    return x\n")
+    r = run_cli(str(runtime), "--mode", "primal", "--mode", "forward", "-o", str(tmp_path / "rt"))
+    assert r.returncode == 2 and "the module name 'adgen_runtime' is the name of adgen's " \
+        "runtime header (adgen_runtime.h)" in r.stderr, r.stderr
+    assert not (tmp_path / "rt").exists()
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")

@@ -149,7 +149,7 @@ def build_requests(module: Module, sel: Selection) -> dict[str, "Request"]:
                                and fn.external is None]
     for n in chosen:
         if n not in names:
-            raise UsageError(f"no function named '{n}' in {module.name}.py "
+            raise UsageError(f"no function named '{n}' in {module.file_name} "
                              f"(it defines {', '.join(names) or 'nothing'})")
     requests: dict[str, Request] = {}
     seen_wrt: set[str] = set()
@@ -224,6 +224,10 @@ def check_module_name(path: str) -> None:
             better = "m_" + better
         raise UsageError(f"the module name '{name}' cannot name C functions and files (rename "
                          f"the file to a Python identifier, e.g. {better}.py)")
+    if name == "adgen_runtime":  # its primal header would be the runtime's, and lost
+        raise UsageError("the module name 'adgen_runtime' is the name of adgen's runtime "
+                         "header (adgen_runtime.h), written beside the generated files (rename "
+                         "the file, e.g. adgen_runtime_model.py)")
 
 
 #: the recursion limit while transpiling: the parser's visitors, the lowering and some passes
@@ -294,7 +298,7 @@ def _transpile_source(path: str, source: str, modes: list[str], sel: Selection |
             if requests is None:
                 requests = build_requests(module, sel)
                 if not requests:
-                    raise UsageError(f"nothing to differentiate in {module.name}.py: no function "
+                    raise UsageError(f"nothing to differentiate in {module.file_name}: no function "
                                      "has floating-point inputs and outputs")
             if mode in ("forward", "vector-forward"):
                 activity = analyze(module, requests)

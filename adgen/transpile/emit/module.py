@@ -58,7 +58,7 @@ def _env() -> jinja2.Environment:
 
 def describe_adjoint(fn: Function, sig: CSignature, module: Module) -> list[str]:
     """The header comment of an adjoint: independents, dependents, what each adjoint means."""
-    where = f"{module.name}.py:{fn.loc.line}"
+    where = f"{module.file_name}:{fn.loc.line}"
     lines = [f"{fn.name}: {MODES[fn.mode][2]} of {fn.primal} ({where})."]
     index = {n: i for i, n in enumerate(fn.param_names)}
     cname = {p.source: p.name for p in sig.params}
@@ -110,7 +110,7 @@ def describe_adjoint(fn: Function, sig: CSignature, module: Module) -> list[str]
 
 def describe_hvp(fn: Function, sig: CSignature, module: Module) -> list[str]:
     """The header comment of the tangent of an adjoint: which tangents go in, which come out."""
-    where = f"{module.name}.py:{fn.loc.line}"
+    where = f"{module.file_name}:{fn.loc.line}"
     lines = [f"{fn.name}: {MODES[fn.mode][2]} of {fn.primal} ({where})."]
     cname = {p.source: p.name for p in sig.params}
     index = {n: i for i, n in enumerate(fn.param_names)}
@@ -176,7 +176,7 @@ def describe(fn: Function, sig: CSignature, module: Module) -> list[str]:
         return describe_adjoint(fn, sig, module)
     if fn.mode in ("hvp", "vector-hvp"):
         return describe_hvp(fn, sig, module)
-    where = f"{module.name}.py:{fn.loc.line}"
+    where = f"{module.file_name}:{fn.loc.line}"
     if fn.mode == "primal":
         lines = [f"{fn.name}: compiled from {where}."]
     else:
@@ -227,7 +227,7 @@ def describe_external(fn: Function, sig: CSignature, module: Module) -> list[str
     ext = fn.external
     assert ext is not None
     lines = describe(fn, sig, module)
-    where = f"{module.name}.py:{ext.loc.line}"
+    where = f"{module.file_name}:{ext.loc.line}"
     if fn.mode == "primal":
         lines[0] = f"{fn.name}: the C function of {ext.function} ({where})."
     lines.append(f"  Not generated: define it in {ext.source} (@external on {ext.function}).")

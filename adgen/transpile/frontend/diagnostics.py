@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..ir.core import Loc
@@ -42,6 +43,17 @@ class Diagnostics:
 
     def warn(self, loc: Loc, message: str) -> None:
         self.warnings.append(Warning_(loc, message))
+
+
+def source_lines(text: str) -> list[str]:
+    """The lines of a module as Python numbers them: ended by \\n, \\r\\n or \\r only
+    (``str.splitlines`` also ends a line at \\f, \\v, \\x1c-\\x1e, \\x85, U+2028 and
+    U+2029, which Python reads inside a line: a page break between two functions, a U+2028
+    in a comment); a UTF-8 byte order mark, which Python skips, is not part of line 1."""
+    lines = re.split(r"\r\n|\r|\n", text.removeprefix("\ufeff"))
+    if lines[-1] == "":  # the end of the last line, as splitlines has it
+        lines.pop()
+    return lines
 
 
 def _excerpt(loc: Loc, lines: list[str]) -> str:

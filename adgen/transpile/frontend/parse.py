@@ -11,7 +11,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..ir.core import Call, Function, Loc, Module, Nested, Value
 from ..ir.types import ArrayType
-from .diagnostics import AdgenError, Diagnostics, Note
+from .diagnostics import AdgenError, Diagnostics, Note, source_lines
 from .external import link_externals
 from .fence import Fence
 from .lower import FunctionLowering
@@ -36,7 +36,7 @@ def parse_module(path: str, source: str, options: Options | None = None,
     except RecursionError:  # LibCST's visitors and lowering recurse over nested expressions
         raise AdgenError(Loc(display, 1, 1), TOO_DEEP) from None
     name = os.path.splitext(os.path.basename(path))[0]
-    return Module(name, path, functions, source.splitlines(), nested)
+    return Module(name, path, functions, source_lines(source), nested)
 
 
 def check_call_overlap(module: Module, user: list[str]) -> None:

@@ -10,6 +10,8 @@ written by ``Store``.
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar, final
@@ -398,6 +400,11 @@ class Module:
     source_lines: list[str] = field(default_factory=list)
     #: the derivatives taken inside the module, by the name of the function each becomes
     nested: dict[str, Nested] = field(default_factory=dict)
+
+    @property
+    def file_name(self) -> str:
+        """The module's file name, as generated comments and messages name it."""
+        return os.path.basename(self.path)
 
     def function(self, name: str) -> Function:
         for fn in self.functions:
