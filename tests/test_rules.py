@@ -78,3 +78,18 @@ def test_conventions_at_kinks_agree_in_both_modes(tmp_path: Path) -> None:
     assert grads == (3.0 + 5.0 + 7.0, 11.0)
     assert m.f.jvp((0.0, 0.0), (1.0, 0.0))[1] == 15.0
     assert m.f.jvp((0.0, 0.0), (0.0, 1.0))[1] == 11.0
+
+
+def test_a_power_of_zero_has_no_nan_in_its_tangent(tmp_path: Path) -> None:
+    """d/db a^b = a^b log(a) is 0 at a = 0 (its limit for b > 0), not 0 * -inf = NaN: the
+    tangent along a alone, which adds the b term times a zero tangent, was NaN, while the
+    gradient's a entry was right (forward and reverse mode disagreed)."""
+    path = tmp_path / "pw.py"
+    path.write_text("def pw(a: float, b: float) -> float:\n    return a ** b + 2.0 * a\n")
+    m = adgen.load(str(path), modes=("forward", "vector-forward", "reverse"))
+    assert m.pw.jvp((0.0, 2.5), (1.0, 0.0)) == (0.0, 2.0)
+    assert m.pw.grad(0.0, 2.5) == (2.0, 0.0)
+    _, tangents = m.pw.jvp_vec((0.0, 2.5), ([1.0, 0.0], [0.0, 1.0]))
+    assert list(tangents) == [2.0, 0.0]
+    value, tangent = m.pw.jvp((2.0, 2.5), (1.0, 0.5))  # a > 0: as before
+    assert tangent == pytest.approx(2.5 * 2.0 ** 1.5 + 0.5 * 2.0 ** 2.5 * 0.6931471805599453 + 2.0)

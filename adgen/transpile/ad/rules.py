@@ -68,7 +68,11 @@ defpartials("div", lambda b, a, y: [b.div(c(b, 1.0, y), a[1]), b.neg(b.div(y, a[
 defpartials("mod", lambda b, a, y: [c(b, 1.0, y), b.neg(b.prim("floordiv", a[0], a[1]))])
 defpartials("pow", lambda b, a, y: [
     b.mul(a[1], b.prim("pow", a[0], b.sub(a[1], c(b, 1.0, y)))),
-    b.mul(y, b.prim("log", a[0])),
+    # a^b log(a), and 0 at a = 0 (its limit for b > 0, as JAX has it): log(0) = -inf times
+    # a^b = 0 was NaN, which a tangent adds up with the other operand's term (a tangent of
+    # pow(0.0, 2.5) along a alone was NaN); at a < 0 it is NaN (no real derivative)
+    b.prim("select", b.prim("eq", a[0], c(b, 0.0, y)), c(b, 0.0, y),
+           b.mul(y, b.prim("log", a[0]))),
 ])
 
 # libm
