@@ -317,3 +317,24 @@ def test_the_environments_compiler_flags_are_part_of_the_build_key(
     assert _key("m", unit, ("-O2",)) != plain
     monkeypatch.delenv("CFLAGS")
     assert _key("m", unit, ("-O2",)) == plain
+
+
+def test_check_of_vector_tangents_with_a_result_outside_of(tmp_path: Path) -> None:
+    # of=["out"] leaves the float return without a tangent: the check of vector tangents
+    # indexed that result's 0.0 by direction (IndexError; exit code 3 on the command line)
+    path = _module(tmp_path, "from adgen import Array, f64\n\n\n"
+                             "def of1(x: float, out: Array[f64]) -> float:\n"
+                             "    out[0] = out[0] * x\n    return x * 2.0\n", "of1")
+    report = adgen.check(path, modes=("vector-forward",), of=["out"])
+    assert report.ok and [r.check for r in report.rows] == [
+        "primal vs CPython", "vector tangent vs scalar tangents"], report.table()
+
+
+def test_single_precision_check_of_a_numpy_float32_scalar(tmp_path: Path) -> None:
+    # an np.float32 scalar in args kept float32 arithmetic in the CPython differences (the
+    # reference is f64): the tangent failed at 4e-2 where the Python float 0.7 passed
+    path = _module(tmp_path, "import math\n\n\ndef f1(a: float, b: float) -> float:\n"
+                             "    return math.sin(a) * b + a * a * a\n", "f1")
+    report = adgen.check(path, modes=("forward",), precision="f32",
+                         args={"f1": (np.float32(0.7), 0.3)})
+    assert report.ok, report.table()
