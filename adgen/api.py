@@ -155,6 +155,8 @@ def transpile(path: str, modes: Sequence[str] = ("primal", "forward"), *,
     changes their text, so the CLI and ``load`` produce identical files (and share
     the build cache)."""
     path = module_path(path)
+    if head is not None and not isinstance(head, str):  # heads apart, as --head repeats
+        head = " ".join(option_list(head, "head") or [])
     if target not in ("c", "cuda"):
         raise UsageError(f"unknown target '{target}' (choose c or cuda)")
     functions = option_list(functions, "functions", comma=True)
@@ -182,9 +184,8 @@ def transpile(path: str, modes: Sequence[str] = ("primal", "forward"), *,
                                 precision=precision, debug=debug, command=command,
                                 dump_all=dump_all, target=target)
     except RecursionError:  # an expression too deep for the recursive passes and emitter
-        from .transpile.frontend.parse import TOO_DEEP
-        from .transpile.ir.core import Loc
-        raise AdgenError(Loc(path, 1, 1), TOO_DEEP) from None
+        from .transpile.frontend.parse import too_deep
+        raise too_deep(path, source) from None
 
 
 def not_utf8(path: str, exc: UnicodeDecodeError) -> str:
@@ -368,6 +369,9 @@ def check(path: str, modes: Sequence[str] = ("forward", "vector-forward", "rever
 def hessian(f: AdgenFunction, *args: Any) -> np.ndarray:
     """The Hessian of ``f`` (a function of a module loaded with mode ``hvp`` or ``vector-hvp``,
     returning one float) at ``args``: ``f.hessian(*args)``."""
+    if not isinstance(f, AdgenFunction):
+        raise TypeError(f"hessian: f must be a function of a module loaded with adgen.load, got "
+                        f"{type(f).__name__}")
     return f.hessian(*args)
 
 

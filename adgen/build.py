@@ -292,10 +292,11 @@ def _short(exc: Exception) -> str:
     ("Command '['gcc', ..., '-o', './tmp/.../f.o']' returned non-zero exit status 1."),
     where older ones said "command '/usr/bin/gcc' failed with exit code 1"."""
     text = str(exc)
-    failed = re.search(r"Command '\[['\"]([^'\"]+)['\"].*\]' returned non-zero exit status "
-                       r"(-?\d+)", text, re.S)
+    failed = re.search(r"Command '\[('[^']*'|\"[^\"]*\").*\]' (returned non-zero exit status "
+                       r"(\d+)|died with (<[^>]*>))", text, re.S)
     if failed:
-        return f"{text[:failed.start()]}command '{failed[1]}' failed with exit code {failed[2]}"
+        how = f"failed with exit code {failed[3]}" if failed[3] else f"died with {failed[4]}"
+        return f"{text[:failed.start()]}command {failed[1]} {how}"
     return text
 
 

@@ -48,8 +48,8 @@ def _names(text: str) -> list[str]:
 
 
 def _head(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError("no function in ''")
+    if not text.replace(";", " ").strip():
+        raise argparse.ArgumentTypeError(f"no function in {text!r}")
     return text
 
 

@@ -146,12 +146,9 @@ def _derivatives(f: AdgenFunction) -> _Derivatives:
         bool(primal.fn.returns_tuple), len(primal.fn.results))
 
 
-def _names(value: str | Sequence[str] | None) -> list[str] | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return [s.strip() for s in value.split(",") if s.strip()]
-    return list(value)
+def _names(value: str | Sequence[str] | None, what: str) -> list[str] | None:
+    from .api import option_list  # (api imports this module)
+    return option_list(value, what, comma=True)
 
 
 def _select(what: str, given: list[str] | None, available: list[str], fname: str) -> set[str]:
@@ -383,7 +380,7 @@ def jacobian(f: AdgenFunction, args: Sequence[Any], *, wrt: str | Sequence[str] 
             arrays[name] = check_array(name, a, t, name in d.written)
     check_overlap(arrays, set(d.written))
 
-    columns, rows = _layout(f, d, args, _names(wrt), _names(of))
+    columns, rows = _layout(f, d, args, _names(wrt, "wrt"), _names(of, "of"))
     row_labels = [lab for b in rows for lab in b.labels]
     col_labels = [lab for b in columns for lab in b.labels]
     n_rows, n_cols = len(row_labels), len(col_labels)

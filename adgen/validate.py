@@ -34,6 +34,7 @@ from .api import bind, check_modes, check_target_options, flag_list, option_list
 from .binding import NP_DTYPES, AdgenFunction
 from .build import compiler_flags, nvcc_flags
 from .transpile.ir.types import ArrayType, ScalarType, Type
+from .transpile.ir.walk import reachable
 
 ARRAY_EXTENT = 4
 INT_VALUE = 3
@@ -158,6 +159,11 @@ class Checker:
         self.tol = TOLERANCE_F32 if f32 else TOLERANCE
         #: what CPython raised running the function at ``args``, if it did
         self.raised: Exception | None = None
+        #: whether the derivative functions compute the value as the primal does (not through
+        #: a @custom_jvp tangent or an @external C function): then it is compared
+        self.own_values = True
+        #: the independents and dependents asked for (--wrt, --of), if known
+        self.request: Any = None
 
     def primal(self) -> CheckRow:
         a1, a2 = copy_args(self.args), copy_args(self.args)
@@ -208,7 +214,11 @@ class Checker:
         d = self.direction()
         a = copy_args(self.args)
         tans = [t.copy() if isinstance(t, np.ndarray) else t for t in d]
-        _, tangent = self.fn.jvp(a, tans)
+        value, tangent = self.fn.jvp(a, tans)
+        wrong_value = self.value_differs(a, value, "_d")
+        if wrong_value:
+            return CheckRow(self.fn.name, "tangent vs finite differences", float("inf"),
+                            self.tol["forward"], wrong_value)
         t_out = self.tangent_outputs(a, tangent, tans)
         h = FD_STEP
         # f32 code is differenced through CPython in f64: f32 has too few digits for a step
@@ -238,17 +248,34 @@ class Checker:
         err = self.fd_error(t_out, fd, scale_f)
         return CheckRow(self.fn.name, "tangent vs finite differences", err, self.tol["forward"])
 
+    def value_differs(self, args: list[Any], value: Any, suffix: str) -> str:
+        """Why the value a derivative function returned, and the arrays it wrote (into
+        ``args``), are not the compiled primal's at the same inputs; '' when they are (an
+        edited ``--source`` file can get them wrong while its derivatives are right)."""
+        if not self.own_values:
+            return ""
+        a = copy_args(self.args)
+        with np.errstate(all="ignore"):
+            err = rel_error(outputs(self.fn, args, value), outputs(self.fn, a, self.fn(*a)))
+        if err <= self.tol["primal"]:
+            return ""
+        return (f"{self.fn.name}{suffix} returns values that differ from the primal's "
+                f"(rel. error {err:.2e})")
+
     def dependents(self) -> list[bool]:
         """Per float output (as ``tangent_outputs`` lists them): whether it has a tangent."""
         call = self.fn._forward
         assert call is not None
         has = set(call.fn.tangent_of.values())
-        keep = [r.name in has for r in self.fn._primal.fn.results
+        # outside --of: an array the function writes keeps a tangent argument, set to zero
+        of = self.request
+        keep = [r.name in has and (of is None or j in of.of_results)
+                for j, r in enumerate(self.fn._primal.fn.results)
                 if isinstance(r.type, ScalarType) and r.type.is_float]
         for i, n in enumerate(self.fn.param_names):
             t = self.fn.param_types[i]
             if n in self.fn._primal.written and isinstance(t, ArrayType) and t.elem.is_float:
-                keep.append(n in has)
+                keep.append(n in has and (of is None or i in of.of_arrays))
         return keep
 
     def python_f64(self, *args: Any) -> Any:
@@ -345,7 +372,12 @@ class Checker:
         _, tangent = self.fn.jvp(a, tans)
         yd = self.tangent_outputs(a, tangent, tans)
         ybar, out_bars = self.output_bars()
-        _, grads = self.fn.vjp(copy_args(self.args), ybar, out_bars)
+        ab = copy_args(self.args)
+        value, grads = self.fn.vjp(ab, ybar, out_bars)
+        wrong_value = self.value_differs(ab, value, "_b")
+        if wrong_value:
+            return CheckRow(self.fn.name, "adjoint vs tangent (dot product)", float("inf"),
+                            self.tol["reverse"], wrong_value)
         fn = self.fn._primal.fn
         bars = list(ybar) if fn.returns_tuple else ([ybar] if fn.results else [])
         yb = [0.0 if b is None else b for b, r in zip(bars, fn.results, strict=True)
@@ -525,7 +557,9 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
     ``target="cuda"``: the vector modes are left out (not on the CUDA target yet);
     ``emulate`` runs the kernels on the CPU."""
     modes = [m for m in check_modes(modes) if m != "primal"]
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be a non-negative integer, not {seed!r}")
+    if seed < 0:
         from .transpile.pipeline import UsageError
         raise UsageError(f"seed must be a non-negative integer, not {seed!r}")
     functions = option_list(functions, "functions", comma=True)
@@ -565,6 +599,14 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
         request = t.requests.get(name)
         checker = Checker(path, fn, py, fn_args, rng, precision == "f32",
                           request.wrt if request is not None else None)
+        # a @custom_jvp tangent may compute the value by another formula (a stable one where
+        # the body overflows), and so may the C of an @external function: their values, and
+        # their callers', are not compared with the primal's
+        checker.request = request
+        reached = reachable(t.module, [name])
+        checker.own_values = not any(
+            f.custom_tangent or f.custom_adjoint or f.external is not None
+            for f in t.module.functions if f.name in reached)
         report.rows.append(checker.primal())
         with np.errstate(all="ignore"):  # a value that is not finite fails its row
             derivative_rows(checker, fn, modes, report.rows)

@@ -95,8 +95,9 @@ def test_bad_paths_seeds_and_sources_are_refused(tmp_path: Path) -> None:
             adgen.load(f.fileno())
         assert f.read() == TWO  # still open
     assert adgen.check(Path(path), modes=("forward",)).ok
-    for seed in (-1, 1.5, "a", True):
-        with pytest.raises(adgen.UsageError, match="^seed must be a non-negative integer"):
+    for seed, exc in [(-1, adgen.UsageError), (1.5, TypeError), ("a", TypeError),
+                      (True, TypeError)]:
+        with pytest.raises(exc, match="^seed must be a non-negative integer"):
             adgen.check(path, modes=("forward",), seed=seed)  # type: ignore[arg-type]
     out = tmp_path / "out"
     assert run_cli(path, "-o", str(out), "-q").returncode == 0
@@ -338,3 +339,31 @@ def test_single_precision_check_of_a_numpy_float32_scalar(tmp_path: Path) -> Non
     report = adgen.check(path, modes=("forward",), precision="f32",
                          args={"f1": (np.float32(0.7), 0.3)})
     assert report.ok, report.table()
+
+
+def test_heads_as_a_list_and_bad_types_of_the_derivative_helpers(tmp_path: Path) -> None:
+    # head=[...] was a TypeError of the regular expression module; jacobian(wrt=1) iterated
+    # an int; hessian(len, ...) was an AttributeError
+    path = _module(tmp_path, TWO, "two")
+    m = adgen.load(path, modes=("forward", "vector-forward"), head=["g(return)/(x)", "k(return)/(n)"])
+    assert m.g.jvp((2.0, 3), (1.0, None)) == (6.0, 3.0)
+    assert m.k.jvp((3.0,), (1.0,)) == (9.0, 6.0)
+    with pytest.raises(TypeError, match="^head must be a sequence of strings, got int$"):
+        adgen.load(path, head=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="^wrt must be a sequence of strings, got int$"):
+        adgen.jacobian(m.k, (3.0,), wrt=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="^hessian: f must be a function of a module loaded "
+                                        "with adgen.load, got builtin_function_or_method$"):
+        adgen.hessian(len, 1.0)  # type: ignore[arg-type]
+
+
+def test_check_with_of_leaving_out_a_written_array(tmp_path: Path) -> None:
+    # of=["return"]: f_d sets the tangent of y, which is no dependent, to zero; the check
+    # compared it with the differences of y all the same (rel. error 1, a false failure)
+    path = _module(tmp_path, "from adgen import Array, f64\n\n\n"
+                             "def f(x: Array[f64], y: Array[f64]) -> float:\n"
+                             "    s = 0.0\n    for i in range(len(x)):\n"
+                             "        y[i] = x[i] * x[i]\n        s += x[i]\n    return s\n", "wr")
+    for of in (["return"], ["y"]):
+        report = adgen.check(path, modes=("forward", "vector-forward", "reverse"), of=of)
+        assert report.ok, report.table()

@@ -196,6 +196,28 @@ def test_check_validates_a_hand_edited_file(tmp_path: Path) -> None:
     assert r.returncode == 2 and "not a file this module generates" in r.stderr
 
 
+def test_check_compares_the_value_a_derivative_returns_with_the_primal(tmp_path: Path) -> None:
+    """vjp and jvp return the value of the function too: an edited rosenbrock_b.c or
+    rosenbrock_d.c returning another value passed every row (the derivatives were right)."""
+    out = tmp_path / "out"
+    r = run_cli(str(ROSEN), "--mode", "reverse", "--mode", "forward", "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    for name, row in [("rosenbrock_b.c", "adjoint vs tangent (dot product)"),
+                      ("rosenbrock_d.c", "tangent vs finite differences")]:
+        edited = out / name
+        text = edited.read_text()
+        assert text.count("\n    return s;\n") == 1
+        edited.write_text(text.replace("\n    return s;\n", "\n    return s + 1.0;\n"))
+        r = run_cli(str(ROSEN), "--mode", "reverse", "--mode", "forward", "-o", str(out),
+                    "--check", "--source", str(edited))
+        assert r.returncode == 1, r.stdout + r.stderr
+        failed = [line for line in r.stdout.splitlines() if "FAIL" in line]
+        assert len(failed) == 1 and row in failed[0] and \
+            f"({name[:-2]} returns values that differ from the primal's (rel. error" \
+            in failed[0], r.stdout
+        edited.write_text(text)
+
+
 def test_module_not_utf8_or_too_deep_exits_2(tmp_path: Path) -> None:
     # not UTF-8 (CPython rejects it too); 3,000 unary minuses, too deep for CPython's compiler
     # at its default recursion limit
@@ -204,7 +226,7 @@ def test_module_not_utf8_or_too_deep_exits_2(tmp_path: Path) -> None:
     deep = tmp_path / "deep.py"
     deep.write_text("def f(x: float) -> float:\n    return " + "-" * 3000 + "x\n")
     for path, fragment in [(latin, "latin.py:1: the file is not UTF-8 text (byte 0xe9)"),
-                           (deep, "deep.py:1:1: error: this module is nested too deeply")]:
+                           (deep, "deep.py:2:5: error: this module is nested too deeply")]:
         r = run_cli(str(path), "--mode", "forward", "--mode", "reverse", "-o",
                     str(tmp_path / "out"))
         assert r.returncode == 2 and fragment in r.stderr, r.stderr

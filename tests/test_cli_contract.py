@@ -308,6 +308,11 @@ def test_the_failed_command_is_named_without_the_build_cache() -> None:
     old = "error: command '/usr/bin/gcc' failed with exit code 1"
     assert _short(Exception(new)) == "CompileError: command 'gcc' failed with exit code 1"
     assert _short(Exception(old)) == old
+    # a compiler killed (by the out-of-memory killer), at a path with an apostrophe
+    killed = ("CompileError: Command '[\"/opt/cc's/gcc\", '-c', 'f.c', '-o', "
+              "'./c/.build-x1/f.o']' died with <Signals.SIGKILL: 9>.")
+    assert _short(Exception(killed)) == \
+        "CompileError: command \"/opt/cc's/gcc\" died with <Signals.SIGKILL: 9>"
 
 
 def test_a_compiler_speaking_another_language_still_locates_adgen_s_bug(

@@ -96,3 +96,23 @@ def test_a_wrong_custom_tangent_fails_the_check(tmp_path: Path) -> None:
     rows = {r.check: r for r in report.rows if r.function == "cube"}
     assert not rows["tangent vs finite differences"].ok
     assert not rows["adjoint vs tangent (dot product)"].ok  # the adjoint is the body's
+
+
+def test_the_check_does_not_compare_a_custom_tangent_s_value_with_the_body_s(
+        tmp_path: Path) -> None:
+    """f_d returns g's value, which a stable formula computes where the body does not (at
+    x = -40, log(1 + exp(x)) rounds to 0): neither it nor its caller's value is compared
+    with the primal's (the check of returned values failed them, rel. error 4e+282)."""
+    path = tmp_path / "sp.py"
+    path.write_text(
+        "import math\n\nfrom adgen import custom_jvp, f64\n\n\n"
+        "def softplus_tangent(x: f64, xd: f64, k: int) -> tuple[f64, f64]:\n"
+        "    y = max(x, 0.0) + math.log1p(math.exp(-abs(x)))\n"
+        "    return y * k, k * xd / (1.0 + math.exp(-x))\n\n\n"
+        "@custom_jvp(softplus_tangent)\n"
+        "def softplus(x: f64, k: int) -> f64:\n"
+        "    return math.log(1.0 + math.exp(x)) * k\n\n\n"
+        "def caller(x: f64) -> f64:\n    return softplus(x, 2) * x\n")
+    report = adgen.check(str(path), modes=("forward",),
+                         args={"softplus": (-40.0, 1), "caller": (-40.0,)})
+    assert report.ok, report.table()

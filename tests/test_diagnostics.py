@@ -235,9 +235,9 @@ CASES = [
             return x * N
         """), 4, 5, "'N' is a module constant and cannot be assigned", (1, 1, "defined here")),
     ("module nested too deeply for CPython", "def f(x: float) -> float:\n    return "
-     + " + ".join(["x"] * 5000) + "\n", 1, 1, "this module is nested too deeply", None),
+     + " + ".join(["x"] * 5000) + "\n", 2, 5, "this module is nested too deeply", None),
     ("expression nested too deeply for CPython's default recursion limit",
-     "def f(x: float) -> float:\n    return " + "-" * 3000 + "x\n", 1, 1,
+     "def f(x: float) -> float:\n    return " + "-" * 3000 + "x\n", 2, 5,
      "this module is nested too deeply", None),
     ("relative import", module("""
         from . import helpers
@@ -411,6 +411,28 @@ CASES = [
             s = "x"
             return x
         """), 2, 9, "strings are not supported", None),
+    ("adgen's names through import adgen", module("""
+        import adgen
+
+
+        def f(x: adgen.f64) -> float:
+            return x
+        """), 4, 10, "adgen.f64 is not supported (import the name, from adgen import f64, and "
+                     "write f64)", None),
+    ("a call of adgen's names through import adgen", module("""
+        import adgen
+
+
+        def f(x: float, n: int) -> float:
+            a = adgen.zeros(n)
+            return x
+        """), 5, 9, "adgen.zeros is not supported (import the name, from adgen import zeros, "
+                    "and write zeros)", None),
+    ("a type annotation in quotes", module("""
+        def f(x: "float") -> float:
+            return x
+        """), 1, 10, "type annotations in quotes are not supported (write the type itself: "
+                     "x: float, not x: \"float\")", None),
     ("lists", module("""
         def f(x: float) -> float:
             a = [x, x]

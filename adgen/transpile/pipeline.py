@@ -278,12 +278,11 @@ def _transpile_source(path: str, source: str, modes: list[str], sel: Selection |
         for fn in module.functions:
             log.record("lower", fn)
     simplify_module(module, log=log)
-    import os
     device: set[str] = set()
     if target == "cuda":
         from .analysis.targets import check_cuda
         device = check_cuda(module, adjoint=any(m in ("reverse", "hvp") for m in modes))
-    options = EmitOptions(bounds_checks=debug, source_name=os.path.basename(path), target=target,
+    options = EmitOptions(bounds_checks=debug, source_name=module.file_name, target=target,
                           device=frozenset(device))
     outputs: dict[str, object] = {}
     irs: dict[str, Module] = {}

@@ -288,12 +288,12 @@ def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -
     statics = [sigs[fn.name].prototype() for fn in functions if sigs[fn.name].is_static]
     ext = ".cu" if cuda else ".c"
     source = env.get_template("source.c.j2").render(
-        filename=base + ext, what=what, source=module.name + ".py", version=__version__,
+        filename=base + ext, what=what, source=module.file_name, version=__version__,
         command=command, summary=summary, header=base + ".h", static_prototypes=statics,
         functions=bodies, tape_counter=tape_counter, cuda=cuda)
     guard = "ADGEN_" + "".join(ch if ch.isalnum() else "_" for ch in base.upper()) + "_H"
     header = env.get_template("header.h.j2").render(
-        filename=base + ".h", what=what, source=module.name + ".py", version=__version__,
+        filename=base + ".h", what=what, source=module.file_name, version=__version__,
         guard=guard, functions=[{"doc": describe(fn, sigs[fn.name], module),
                                  "prototype": sigs[fn.name].prototype()} for fn in public],
         externals=[{"doc": describe_external(fn, sigs[fn.name], module),

@@ -21,7 +21,7 @@ from ..ir.prims import CONSTANTS, INTRINSICS, PRIMS
 from ..ir.types import BOOL, I64, ArrayType, ScalarType, Type, is_float, promote
 from ..ir.walk import int_const
 from .diagnostics import AdgenError, Diagnostics, Note
-from .signatures import ScopeReader, Signature
+from .signatures import ADGEN_NAMES, ScopeReader, Signature
 
 BINOPS: dict[type, str] = {
     cst.Add: "add", cst.Subtract: "sub", cst.Multiply: "mul", cst.Divide: "div",
@@ -527,6 +527,10 @@ class ExpressionLowering:
             mod = self.scope.modules.get(func.value.value)
             if mod is not None:
                 return (mod, func.attr.value)
+            if func.value.value == "adgen" and func.attr.value in ADGEN_NAMES:
+                raise self.error(func, f"adgen.{func.attr.value} is not supported (import the "
+                                       f"name, from adgen import {func.attr.value}, and write "
+                                       f"{func.attr.value})")
         raise self.error(func, "calling this is not supported (only module functions, math/numpy "
                                "intrinsics and builtins can be called)")
 

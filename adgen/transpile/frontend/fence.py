@@ -221,6 +221,12 @@ class Fence(cst.CSTVisitor):
         if node.msg is not None:
             self.allowed_strings.add(node.msg)
 
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        if isinstance(node.annotation, (cst.SimpleString, cst.ConcatenatedString)):
+            raise AdgenError(self.loc(node.annotation),
+                             "type annotations in quotes are not supported (write the type "
+                             "itself: x: float, not x: \"float\")")
+
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if node not in self.allowed_strings:
             raise AdgenError(self.loc(node), "strings are not supported (only scalars and arrays)")

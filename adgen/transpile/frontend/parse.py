@@ -34,7 +34,7 @@ def parse_module(path: str, source: str, options: Options | None = None,
     try:
         functions, nested = lower_module(display, tree, options, diags)
     except RecursionError:  # LibCST's visitors and lowering recurse over nested expressions
-        raise AdgenError(Loc(display, 1, 1), TOO_DEEP) from None
+        raise too_deep(display, source) from None
     name = os.path.splitext(os.path.basename(path))[0]
     return Module(name, path, functions, source_lines(source), nested)
 
@@ -71,6 +71,32 @@ def check_call_overlap(module: Module, user: list[str]) -> None:
 
 
 TOO_DEEP = "this module is nested too deeply (split long expressions into several statements)"
+
+
+def too_deep(display: str, source: str) -> AdgenError:
+    """The error of a module too deeply nested for the parser or the passes (they recurse
+    over expressions), at the start of its longest statement (in tokens): the likely culprit,
+    found without recursing."""
+    import io
+    import tokenize
+
+    best, best_loc, count, start = 0, Loc(display, 1, 1), 0, None
+    skip = (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source.removeprefix("\ufeff")).readline):
+            if tok.type in skip:
+                continue
+            if tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                if start is not None and count > best:
+                    best, best_loc = count, Loc(display, start[0], start[1] + 1)
+                count, start = 0, None
+                continue
+            if start is None:
+                start = tok.start
+            count += 1
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return AdgenError(best_loc, TOO_DEEP)
 
 
 def lower_module(display: str, tree: cst.Module, options: Options,
@@ -115,7 +141,7 @@ def check_python_syntax(display: str, source: str) -> None:
         raise AdgenError(Loc(display, 1, 1),
                          f"invalid syntax: {exc} (an adgen module must be valid Python)") from None
     except (RecursionError, MemoryError):  # CPython's compiler gives up on deep nesting
-        raise AdgenError(Loc(display, 1, 1), TOO_DEEP) from None
+        raise too_deep(display, source) from None
     finally:
         sys.setrecursionlimit(limit)
 

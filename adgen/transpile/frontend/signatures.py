@@ -420,6 +420,11 @@ class ScopeReader:
                                          "of dimensions must be 1, 2, 3 or 4)")
                 ndim = int(nd.evaluated_value)
             return ArrayType(elem, ndim)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and \
+                node.value.value == "adgen" and node.attr.value in ADGEN_NAMES:
+            raise self.error(node, f"adgen.{node.attr.value} is not supported (import the name, "
+                                   f"from adgen import {node.attr.value}, and write "
+                                   f"{node.attr.value})")
         raise self.error(node, "unsupported type annotation (use float, f64, f32, int, i64, i32, "
                                "bool or Array[f64, N])")
 
