@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from .api import option_list
 from .binding import AdgenFunction, check_array, check_overlap
 from .transpile.ir.types import ArrayType
 
@@ -147,7 +148,6 @@ def _derivatives(f: AdgenFunction) -> _Derivatives:
 
 
 def _names(value: str | Sequence[str] | None, what: str) -> list[str] | None:
-    from .api import option_list  # (api imports this module)
     return option_list(value, what, comma=True)
 
 
