@@ -167,6 +167,8 @@ class Checker:
 
     def primal(self) -> CheckRow:
         a1, a2 = copy_args(self.args), copy_args(self.args)
+        # CPython computes with an np.float32 scalar in float32: give it the Python float
+        a1 = [float(a) if isinstance(a, np.floating) else a for a in a1]
         try:
             expected = getattr(self.py, self.fn.name)(*a1)
         except Exception as exc:  # the user's module raised under CPython
@@ -225,7 +227,7 @@ class Checker:
         evaluate = self.python_f64 if self.f32 else self.fn
         base = [a.astype(np.float64) if self.f32 and isinstance(a, np.ndarray) and
                 np.issubdtype(a.dtype, np.floating) else
-                float(a) if self.f32 and isinstance(a, np.floating) else  # np.float32(0.7)
+                float(a) if isinstance(a, np.floating) else  # np.float32(0.7) stays float32
                 a for a in copy_args(self.args)]
         plus = [x + h * t if t is not None else x for x, t in zip(copy_args(base), d, strict=True)]
         minus = [x - h * t if t is not None else x for x, t in zip(copy_args(base), d, strict=True)]

@@ -336,9 +336,10 @@ def test_single_precision_check_of_a_numpy_float32_scalar(tmp_path: Path) -> Non
     # reference is f64): the tangent failed at 4e-2 where the Python float 0.7 passed
     path = _module(tmp_path, "import math\n\n\ndef f1(a: float, b: float) -> float:\n"
                              "    return math.sin(a) * b + a * a * a\n", "f1")
-    report = adgen.check(path, modes=("forward",), precision="f32",
-                         args={"f1": (np.float32(0.7), 0.3)})
-    assert report.ok, report.table()
+    for precision in ("f32", "f64"):
+        report = adgen.check(path, modes=("forward",), precision=precision,
+                             args={"f1": (np.float32(0.7), 0.3)})
+        assert report.ok, report.table()
 
 
 def test_heads_as_a_list_and_bad_types_of_the_derivative_helpers(tmp_path: Path) -> None:
