@@ -33,6 +33,7 @@ import numpy as np
 from .api import bind, check_modes, check_target_options, flag_list, option_list, transpile
 from .binding import NP_DTYPES, AdgenFunction
 from .build import compiler_flags, nvcc_flags
+from .transpile.analysis.activity import Request
 from .transpile.ir.types import ArrayType, ScalarType, Type
 from .transpile.ir.walk import reachable
 
@@ -145,13 +146,18 @@ def import_python(path: str) -> Any:
 
 class Checker:
     def __init__(self, path: str, fn: AdgenFunction, py: Any, args: list[Any], rng: np.random.Generator,
-                 f32: bool, wrt: set[int] | None = None) -> None:
+                 f32: bool, request: Request | None = None, own_values: bool = True) -> None:
         self.path = path
         self.fn = fn
+        #: the independents and dependents asked for (--wrt, --of), if known
+        self.request = request
         #: the independents (parameter indices; None: every float parameter): an array the
         #: function writes has a tangent even when it is not one, whose value on entry the
         #: derivatives take as zero (only its value on exit is differentiated)
-        self.wrt = wrt
+        self.wrt = request.wrt if request is not None else None
+        #: whether the derivative functions compute the value as the primal does (not through
+        #: a @custom_jvp tangent or an @external C function): then it is compared
+        self.own_values = own_values
         self.py = py
         self.args = args
         self.rng = rng
@@ -159,11 +165,6 @@ class Checker:
         self.tol = TOLERANCE_F32 if f32 else TOLERANCE
         #: what CPython raised running the function at ``args``, if it did
         self.raised: Exception | None = None
-        #: whether the derivative functions compute the value as the primal does (not through
-        #: a @custom_jvp tangent or an @external C function): then it is compared
-        self.own_values = True
-        #: the independents and dependents asked for (--wrt, --of), if known
-        self.request: Any = None
 
     def primal(self) -> CheckRow:
         a1, a2 = copy_args(self.args), copy_args(self.args)
@@ -598,17 +599,14 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
         given = (args or {}).get(name)
         fn_args = given_args(fn, given) if given is not None else \
             [random_value(tp, rng) for tp in fn.param_types]
-        request = t.requests.get(name)
-        checker = Checker(path, fn, py, fn_args, rng, precision == "f32",
-                          request.wrt if request is not None else None)
         # a @custom_jvp tangent may compute the value by another formula (a stable one where
         # the body overflows), and so may the C of an @external function: their values, and
         # their callers', are not compared with the primal's
-        checker.request = request
         reached = reachable(t.module, [name])
-        checker.own_values = not any(
-            f.custom_tangent or f.custom_adjoint or f.external is not None
-            for f in t.module.functions if f.name in reached)
+        own_values = not any(f.custom_tangent or f.custom_adjoint or f.external is not None
+                             for f in t.module.functions if f.name in reached)
+        checker = Checker(path, fn, py, fn_args, rng, precision == "f32", t.requests.get(name),
+                          own_values)
         report.rows.append(checker.primal())
         with np.errstate(all="ignore"):  # a value that is not finite fails its row
             derivative_rows(checker, fn, modes, report.rows)

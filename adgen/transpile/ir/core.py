@@ -11,7 +11,6 @@ written by ``Store``.
 from __future__ import annotations
 
 import os
-
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar, final
