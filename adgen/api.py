@@ -42,13 +42,17 @@ def option_list(value: Any, what: str, comma: bool = False) -> list[str] | None:
     if value is None:
         return None
     if isinstance(value, str):
-        return [v.strip() for v in value.split(",") if v.strip()] if comma else [value]
-    if not isinstance(value, Iterable) or isinstance(value, bytes):
+        out = [v.strip() for v in value.split(",") if v.strip()] if comma else [value]
+    elif not isinstance(value, Iterable) or isinstance(value, bytes):
         raise TypeError(f"{what} must be a sequence of strings, got {type(value).__name__}")
-    out = list(value)
-    for v in out:
-        if not isinstance(v, str):
-            raise TypeError(f"{what} must be a sequence of strings, got an item {v!r}")
+    else:
+        out = list(value)
+        for v in out:
+            if not isinstance(v, str):
+                raise TypeError(f"{what} must be a sequence of strings, got an item {v!r}")
+    if comma and not out:  # a list of names: empty would read as the default, every name
+        raise UsageError(f"{what}={value!r} names nothing (leave {what} out, or None, "
+                         f"for the default)")
     return out
 
 
@@ -155,8 +159,13 @@ def transpile(path: str, modes: Sequence[str] = ("primal", "forward"), *,
     changes their text, so the CLI and ``load`` produce identical files (and share
     the build cache)."""
     path = module_path(path)
-    if head is not None and not isinstance(head, str):  # heads apart, as --head repeats
-        head = " ".join(option_list(head, "head") or [])
+    if head is not None:
+        given = head
+        if not isinstance(head, str):  # heads apart, as --head repeats
+            head = " ".join(option_list(head, "head") or [])
+        if not head.replace(";", " ").strip():
+            raise UsageError(f"head={given!r} names no function (leave head out, or None, "
+                             f"for every function)")
     if target not in ("c", "cuda"):
         raise UsageError(f"unknown target '{target}' (choose c or cuda)")
     functions = option_list(functions, "functions", comma=True)

@@ -368,3 +368,18 @@ def test_check_with_of_leaving_out_a_written_array(tmp_path: Path) -> None:
     for of in (["return"], ["y"]):
         report = adgen.check(path, modes=("forward", "vector-forward", "reverse"), of=of)
         assert report.ok, report.table()
+
+
+@pytest.mark.parametrize("options", [{"wrt": []}, {"wrt": ""}, {"of": " , "}, {"functions": []},
+                                     {"head": ""}, {"head": [";"]}])
+def test_an_empty_list_of_names_is_refused_not_read_as_the_default(
+        tmp_path: Path, options: dict[str, Any]) -> None:
+    # as on the command line (--wrt= is an error): wrt=[] used to differentiate every input
+    path = _module(tmp_path, TWO)
+    (key, value), = options.items()
+    what = "no function" if key == "head" else "nothing"
+    message = rf"^{key}={value!r} names {what} \(leave {key} out, or None, "
+    for call in (lambda: adgen.load(path, **options), lambda: adgen.check(path, **options),
+                 lambda: transpile(path, **options)):
+        with pytest.raises(adgen.UsageError, match=message.replace("[", r"\[")):
+            call()
