@@ -207,7 +207,8 @@ def _compile_cuda(path: Path, unit: Unit, flags: tuple[str, ...]) -> None:
                "-I", str(tmp), "-o",
                str(tmp / path.name), *sources]
         try:
-            out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            out = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                                 env={**os.environ, "LC_ALL": "C"})
         except OSError as exc:
             raise BuildError(f"cannot run nvcc ({exc.strerror}): the CUDA target needs the "
                              "CUDA toolkit") from None
@@ -265,6 +266,22 @@ def _capture_fds():  # type: ignore[no-untyped-def]
 
 
 @contextlib.contextmanager
+def _c_locale() -> Iterator[None]:
+    """The compiler run in the C locale (distutils starts it with this process's
+    environment): its diagnostics say 'error:', which the command line reads for exit code 3,
+    whatever language the user's locale speaks ('Fehler' under LANG=de_DE)."""
+    saved = os.environ.get("LC_ALL")
+    os.environ["LC_ALL"] = "C"
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["LC_ALL"]
+        else:
+            os.environ["LC_ALL"] = saved
+
+
+@contextlib.contextmanager
 def _staging(target: Path, files: dict[str, str]) -> Iterator[Path]:
     """A temporary build directory next to ``target`` holding ``files``; renamed to ``target``
     when the build in it succeeds, removed otherwise."""
@@ -318,7 +335,7 @@ def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...]) ->
         log = io.StringIO()
         try:
             with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log), \
-                    _capture_fds() as compiler_output:
+                    _capture_fds() as compiler_output, _c_locale():
                 ffi.compile(tmpdir=str(tmp), verbose=False)
         except Exception as exc:  # distutils raises its own error types
             raise BuildError(f"compiling the C failed:\n{compiler_output.read()}"

@@ -320,10 +320,10 @@ def build_failure(failure: str, files: dict[str, str], args: argparse.Namespace,
             and not any(os.environ.get(v, "").strip() for v in ("CFLAGS", "CPPFLAGS")) \
             and re.search(
                 r"(^|[\s/'\"])(" + "|".join(re.escape(n) for n in [*files, *others]) +
-                r")\:\d+(:\d+)?: [^\s:]+:", failure, re.M):
-        # a diagnostic located in a file adgen generated (the primal of --check, in the
-        # build cache, too), compiled with adgen's own flags; the word after the location
-        # ('error', 'Fehler', 'erreur') is in the language of the compiler's locale
+                r")\:\d+(:\d+)?: (fatal )?error:", failure, re.M):
+        # an error located in a file adgen generated (the primal of --check, in the build
+        # cache, too), compiled with adgen's own flags (in the C locale: build._c_locale;
+        # a warning or a note located there is not the failure)
         internal = ("the generated code does not compile with the default flags (this is a "
                     "bug in adgen; please report it with the input module and this "
                     "message)")

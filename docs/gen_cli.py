@@ -54,7 +54,8 @@ EXIT_MEANING = {
                      "or `@external` C, no `CFLAGS` or `CPPFLAGS` in the environment, and the "
                      "compiler's error is in a generated file): the "
                      "compiler's message is shown and the files are written, to look at and "
-                     "to report",
+                     "to report. The compiler runs in the C locale (`LC_ALL=C`), so that its "
+                     "errors read `error:` in any language",
 }
 
 EXAMPLE_MODULE = "def scale(x: float, a: float) -> float:\n    return a * x\n"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import adgen
 from helpers import ROOT, run_cli
 
 ROSEN = ROOT / "examples" / "rosenbrock.py"
@@ -315,23 +316,41 @@ def test_the_failed_command_is_named_without_the_build_cache() -> None:
         "CompileError: command \"/opt/cc's/gcc\" died with <Signals.SIGKILL: 9>"
 
 
-def test_a_compiler_speaking_another_language_still_locates_adgen_s_bug(
-        tmp_path: Path) -> None:
-    # gcc under LANG=de_DE writes 'Fehler' where it writes 'error': the error is located in
-    # a generated file all the same, so it is adgen's bug (exit code 3; it was exit code 2)
+def test_the_compiler_runs_in_the_c_locale_and_only_its_errors_are_adgen_s_bug(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # gcc under LANG=de_DE writes 'Fehler' where it writes 'error', which gave exit code 2 for
+    # adgen's own bug; the compiler now runs in the C locale, whatever the user's is
     import argparse
 
     from adgen import cli
     from adgen.build import cache_root
 
+    seen = tmp_path / "locale.txt"
+    cc = tmp_path / "cc.sh"
+    cc.write_text(f'#!/bin/sh\necho "$LC_ALL" >> "{seen}"\nexec gcc "$@"\n')
+    cc.chmod(0o755)
+    monkeypatch.setenv("CC", str(cc))
+    monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")
+    path = tmp_path / "m.py"
+    path.write_text("def f(x: float) -> float:\n    return x * x\n")
+    assert adgen.load(str(path), modes=("reverse",)).f.grad(3.0) == (6.0,)
+    assert set(seen.read_text().split()) == {"C"}
+    assert os.environ["LC_ALL"] == "de_DE.UTF-8"  # put back
+    # an error located in a generated file is adgen's (exit code 3); a warning or a note
+    # located there, with the failure elsewhere, is not
     staged = os.path.join(cache_root(), ".build-1234", "rosenbrock_b.c")
     args = argparse.Namespace(target="c", source=[])
-    for word in ("error", "Fehler", "erreur"):
+    for word in ("error", "fatal error"):
         failure = f"{staged}:40:28: {word}: expected expression before ';' token\n"
         message, internal = cli.build_failure(failure, {"rosenbrock_b.c": ""}, args,
                                               str(tmp_path), own_flags=True)
         assert internal is not None and "bug in adgen" in internal, word
         assert message.startswith(f"{tmp_path / 'rosenbrock_b.c'}:40:28: {word}:"), message
+    for word in ("warning", "note"):
+        failure = (f"{staged}:40:28: {word}: in expansion of macro 'ADGEN_SIMD'\n"
+                   "/usr/bin/ld: cannot find -lm: No such file or directory\n")
+        assert cli.build_failure(failure, {"rosenbrock_b.c": ""}, args, str(tmp_path),
+                                 own_flags=True)[1] is None, word
     # a fatal error of the machine (no Python headers) is not located in a generated file
     failure = "_adgen_rosenbrock.c:2:10: fatal error: Python.h: No such file or directory\n"
     assert cli.build_failure(failure, {"rosenbrock_b.c": ""}, args, str(tmp_path),
