@@ -428,6 +428,16 @@ CASES = [
             return x
         """), 5, 9, "adgen.zeros is not supported (import the name, from adgen import zeros, "
                     "and write zeros)", None),
+    ("a prange through import adgen", module("""
+        import adgen
+        from adgen import Array, f64
+
+
+        def f(x: Array[f64], y: Array[f64]) -> None:
+            for i in adgen.prange(len(x)):
+                y[i] = x[i]
+        """), 6, 14, "adgen.prange is not supported (import the name, from adgen import prange, "
+                     "and write prange)", None),
     ("a type annotation in quotes", module("""
         def f(x: "float") -> float:
             return x

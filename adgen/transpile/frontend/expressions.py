@@ -510,6 +510,15 @@ class ExpressionLowering:
         return result
 
     # -- calls -----------------------------------------------------------------------------------
+    def not_through_adgen(self, node: cst.BaseExpression) -> None:
+        """Rejects ``adgen.prange`` and the like: adgen's names are imported, then written
+        bare (the subset resolves names, not attributes of the adgen module)."""
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and \
+                node.value.value == "adgen" and node.attr.value in ADGEN_NAMES:
+            raise self.error(node, f"adgen.{node.attr.value} is not supported (import the "
+                                   f"name, from adgen import {node.attr.value}, and write "
+                                   f"{node.attr.value})")
+
     def callee_name(self, func: cst.BaseExpression) -> tuple[str, str] | None:
         """(module, name) of an intrinsic or builtin, or None for a module function."""
         if isinstance(func, cst.Name):
@@ -527,10 +536,7 @@ class ExpressionLowering:
             mod = self.scope.modules.get(func.value.value)
             if mod is not None:
                 return (mod, func.attr.value)
-            if func.value.value == "adgen" and func.attr.value in ADGEN_NAMES:
-                raise self.error(func, f"adgen.{func.attr.value} is not supported (import the "
-                                       f"name, from adgen import {func.attr.value}, and write "
-                                       f"{func.attr.value})")
+            self.not_through_adgen(func)
         raise self.error(func, "calling this is not supported (only module functions, math/numpy "
                                "intrinsics and builtins can be called)")
 
