@@ -225,17 +225,19 @@ def write_all(files: dict[str, str]) -> dict[str, bool]:
     return changed
 
 
-def make_quote(path: str) -> str:
+def make_quote(path: str, target: bool = False) -> str:
     """``path`` as a word of a Make rule, quoted as ``gcc -MD`` quotes it: a space or tab
     after N backslashes becomes 2N+1 backslashes and the space, ``#`` becomes ``\\#``, ``$``
     becomes ``$$``; and ``:`` becomes ``\\:``, which gcc leaves as it is but GNU make would
-    read as the colon of the rule."""
+    read as the colon of the rule. In a ``target``, ``%`` becomes ``\\%`` (make would read
+    the rule as a pattern rule); a prerequisite of a rule that is not one keeps its ``%``,
+    which make takes as it is there (and would not unquote)."""
     out = []
     slashes = 0
     for ch in path:
         if ch in " \t":
             out.append("\\" * (slashes + 1))
-        elif ch in "#:":
+        elif ch in "#:" or (target and ch == "%"):
             out.append("\\")
         elif ch == "$":
             out.append("$")
@@ -494,7 +496,7 @@ def run(argv: Sequence[str]) -> int:
         outputs[os.path.join(outdir, name)] = text
     if args.make_deps or args.dep_file:
         dep = args.dep_file or os.path.join(outdir, t.module.name + ".d")
-        targets = " ".join(make_quote(os.path.join(outdir, n)) for n in files
+        targets = " ".join(make_quote(os.path.join(outdir, n), target=True) for n in files
                            if n not in ("adgen_runtime.h", "adgen_runtime_cuda.cuh"))
         prerequisites = " ".join(make_quote(p) for p in [path, *external_sources(t)])
         outputs[dep] = f"{targets}: {prerequisites}\n"

@@ -315,7 +315,8 @@ def render() -> str:
         "module's directory joined with the path the decorator gives). Paths are quoted for "
         "make as `gcc -MD` quotes them, a space as `\\ `, `$` as `$$`, `#` as `\\#`, and a "
         "colon as `\\:` (which gcc does not quote, but make would otherwise read as the colon "
-        "of the rule). A Makefile includes it "
+        "of the rule), and a `%` in a target as `\\%` (make would read a pattern rule; "
+        "a prerequisite keeps its `%`, which make reads as it is there). A Makefile includes it "
         "with "
         "`-include OUTDIR/MODULE.d`; "
         "[tutorial.md](tutorial.md#6-a-makefile) has a complete one.",

@@ -168,28 +168,29 @@ def test_a_gpu_failure_during_the_check_exits_2(
 
 
 def test_dependency_file_quotes_paths_for_make(tmp_path: Path) -> None:
-    """Spaces, `$`, `#` (as gcc -MD quotes them) and `:` in paths: make reads the rule back."""
+    """Spaces, `$`, `#` (as gcc -MD quotes them), `:` and `%` in paths: make reads the rule
+    back (a `%` in a target made it a pattern rule, which no file matched)."""
     import os
     import shutil
     import subprocess
 
-    (tmp_path / "src d$1#x").mkdir()
-    module = tmp_path / "src d$1#x" / "mod.py"
+    (tmp_path / "src d$1#x%").mkdir()
+    module = tmp_path / "src d$1#x%" / "mod.py"
     module.write_text(ROSEN.read_text())
-    r = run_cli("src d$1#x/mod.py", "-o", "out dir:1", "-MD", "-q", cwd=tmp_path)
+    r = run_cli("src d$1#x%/mod.py", "-o", "out dir:1%", "-MD", "-q", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    dep = tmp_path / "out dir:1" / "mod.d"
-    assert dep.read_text() == ("out\\ dir\\:1/mod_d.c "
-                               "out\\ dir\\:1/mod_d.h: src\\ d$$1\\#x/mod.py\n")
+    dep = tmp_path / "out dir:1%" / "mod.d"
+    assert dep.read_text() == ("out\\ dir\\:1\\%/mod_d.c "
+                               "out\\ dir\\:1\\%/mod_d.h: src\\ d$$1\\#x%/mod.py\n")
     if shutil.which("make") is None:
         return
     (tmp_path / "rule.mk").write_text("%_d.c:\n\t@:$(info remake [$@] from [$^])\n")
     later = module.stat().st_mtime + 10
     os.utime(module, (later, later))
-    made = subprocess.run(["make", "-f", str(dep), "-f", "rule.mk", "out dir:1/mod_d.c"],
+    made = subprocess.run(["make", "-f", str(dep), "-f", "rule.mk", "out dir:1%/mod_d.c"],
                           cwd=tmp_path, capture_output=True, text=True, check=False)
     assert made.returncode == 0, made.stderr
-    assert made.stdout == "remake [out dir:1/mod_d.c] from [src d$1#x/mod.py]\n"
+    assert made.stdout == "remake [out dir:1%/mod_d.c] from [src d$1#x%/mod.py]\n"
 
 
 def test_a_dependency_file_never_overwrites_an_input_or_an_output(tmp_path: Path) -> None:
