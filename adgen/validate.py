@@ -9,7 +9,8 @@ For each function, on random inputs:
   adjoint, yd from the tangent);
 - vector-reverse: the vector adjoint against scalar adjoints, direction by direction;
 - hvp: the Hessian-vector product against central differences of the adjoint's
-  gradient (f64 only: f32 has too few digits to difference a gradient), and
+  gradient (not for a function that computes in f32: too few digits to difference a
+  gradient), and
   the symmetry of the Hessian, <u, H v> = <v, H u> for random u, v;
 - vector-hvp: the vector Hessian-vector product against scalar ones, direction
   by direction.
@@ -17,6 +18,10 @@ For each function, on random inputs:
 Inputs are random: floats in [0.5, 1.5] (inside the domain of log, sqrt...),
 arrays of extent 4 per axis, integers 3, booleans True.  Pass ``args`` to
 check a function at inputs of your own.
+
+A function that computes in f32 (every function of an f32 build; in an f64 build, one with
+an f32 value or calling a function that has one, see ``single_precision``) is checked to
+``TOLERANCE_F32``, the others to ``TOLERANCE``.
 """
 
 from __future__ import annotations
@@ -34,8 +39,9 @@ from .api import bind, check_modes, check_target_options, flag_list, option_list
 from .binding import NP_DTYPES, AdgenFunction
 from .build import compiler_flags, nvcc_flags
 from .transpile.analysis.activity import Request
-from .transpile.ir.types import ArrayType, ScalarType, Type
-from .transpile.ir.walk import reachable
+from .transpile.ir.core import Module
+from .transpile.ir.types import F32, ArrayType, ScalarType, Type, elem_of
+from .transpile.ir.walk import calls, reachable
 
 ARRAY_EXTENT = 4
 INT_VALUE = 3
@@ -131,6 +137,27 @@ def outputs(fn: AdgenFunction, args: Sequence[Any], result: Any, float_only: boo
     return out
 
 
+def single_precision(module: Module, name: str) -> bool:
+    """Whether ``name``, a function it calls or a ``@custom_jvp``/``@custom_vjp`` derivative
+    they use computes with an ``f32`` value (a parameter, a result, a local or a temporary,
+    an array's elements): through ``--precision f32`` or an explicit ``f32`` annotation.  One
+    such value is enough: a function mixing ``f32`` and ``f64`` loses single precision's
+    digits where its values go through ``f32``."""
+    reached = reachable(module, [name], lambda fn: calls(fn) + [
+        g for g in (fn.custom_tangent, fn.custom_adjoint) if g])
+    for fn in module.functions:
+        if fn.name not in reached:
+            continue
+        values = [*fn.params]
+        for op in fn.walk():
+            values += op.results
+            values += [v for region in op.regions for v in region.args]
+        if any(elem_of(t) == F32 for t in [*(r.type for r in fn.results),
+                                            *(v.type for v in values)]):
+            return True
+    return False
+
+
 def import_python(path: str) -> Any:
     name = f"_adgen_check_{abs(hash(path))}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -161,6 +188,7 @@ class Checker:
         self.py = py
         self.args = args
         self.rng = rng
+        #: whether the function computes in f32 (the f32 tolerances; differences through CPython)
         self.f32 = f32
         self.tol = TOLERANCE_F32 if f32 else TOLERANCE
         #: what CPython raised running the function at ``args``, if it did
@@ -605,8 +633,10 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
         reached = reachable(t.module, [name])
         own_values = not any(f.custom_tangent or f.custom_adjoint or f.external is not None
                              for f in t.module.functions if f.name in reached)
-        checker = Checker(path, fn, py, fn_args, rng, precision == "f32", t.requests.get(name),
-                          own_values)
+        # a function that computes in f32 (the f32 build, or f32 annotations in an f64 one) is
+        # checked to the f32 tolerances, its differences through CPython in f64
+        f32 = precision == "f32" or single_precision(t.module, name)
+        checker = Checker(path, fn, py, fn_args, rng, f32, t.requests.get(name), own_values)
         report.rows.append(checker.primal())
         with np.errstate(all="ignore"):  # a value that is not finite fails its row
             derivative_rows(checker, fn, modes, report.rows)

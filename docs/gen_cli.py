@@ -268,8 +268,10 @@ def render() -> str:
         "check (see [python-api.md](python-api.md#adgencheck)). The tangent is compared with "
         "finite differences when `forward` or `reverse` is given, the adjoint with the tangent "
         "(dot-product test) when `reverse` is given, and each vector mode with its scalar mode "
-        "(see [reverse-mode.md](reverse-mode.md#validation)). With `-q` only a failing table is "
-        "printed.",
+        "(see [reverse-mode.md](reverse-mode.md#validation)). A function that computes in `f32` "
+        "(every one under `--precision f32`; in an f64 build, one with an `f32` value or calling "
+        "such a function) is checked to single precision's tolerances, the others to double "
+        "precision's. With `-q` only a failing table is printed.",
         "",
         "## Choosing what to differentiate",
         "",

@@ -342,6 +342,71 @@ def test_single_precision_check_of_a_numpy_float32_scalar(tmp_path: Path) -> Non
         assert report.ok, report.table()
 
 
+F32_MODULE = """import math
+from adgen import Array, f32
+
+
+def energy(x: Array[f32], a: f32) -> f32:
+    s: f32 = 0.0
+    for i in range(x.shape[0]):
+        s = s + math.exp(a * x[i]) * math.sin(x[i])
+    return s
+
+
+def poly(a: f32, b: f32) -> f32:
+    return a * a * b + math.sin(a * b)
+
+
+def mixed(x: Array[f32], w: float) -> float:
+    return w * poly(x[0], w)
+
+
+def plain(x: float, y: float) -> float:
+    return math.exp(x) * math.sin(y) + x * y
+"""
+
+
+def test_f32_annotations_in_an_f64_build_are_checked_to_the_f32_tolerances(
+        tmp_path: Path) -> None:
+    # the f64 tolerances applied to functions computing in float: 9 of these 16 rows failed
+    # (the primal at 8e-8 for 1e-13, the tangent at 4e-2 against differences of the compiled
+    # f32 primal, energy_d's value 6e-8 off the primal's); a function calling an f32 one
+    # computes in f32 too, an f64 one keeps f64's tolerances
+    from adgen.validate import TOLERANCE, TOLERANCE_F32
+
+    path = _module(tmp_path, F32_MODULE, "m32")
+    report = adgen.check(path, modes=("forward", "vector-forward", "reverse"))
+    assert report.ok, report.table()
+    checks = {"primal vs CPython": "primal", "tangent vs finite differences": "forward",
+              "vector tangent vs scalar tangents": "vector-forward",
+              "adjoint vs tangent (dot product)": "reverse"}
+    assert len(report.rows) == 16
+    for row in report.rows:
+        tol = TOLERANCE if row.function == "plain" else TOLERANCE_F32
+        assert row.tolerance == tol[checks[row.check]], row
+
+
+def test_a_wrong_derivative_of_an_f32_function_fails_its_check(tmp_path: Path) -> None:
+    path = _module(tmp_path, F32_MODULE, "m32")
+    out = tmp_path / "out"
+    r = run_cli(path, "--mode", "forward", "--mode", "reverse", "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    tangent, adjoint = "tangent vs finite differences", "adjoint vs tangent (dot product)"
+    # a wrong tangent fails the dot-product test too, which compares the adjoint with it
+    for name, good, bad, checks in [
+            ("m32_d.c", "2.0f * a * ad", "2.1f * a * ad", [tangent, adjoint]),
+            ("m32_b.c", "2.0f * a * (b * retb)", "2.01f * a * (b * retb)", [adjoint])]:
+        edited = out / name
+        text = edited.read_text()
+        assert text.count(good) == 1, text
+        edited.write_text(text.replace(good, bad))
+        report = adgen.check(path, modes=("forward", "reverse"), sources=[str(edited)])
+        failed = [(row.function, row.check) for row in report.rows if not row.ok]
+        # mixed calls poly: its derivatives are wrong with poly's
+        assert failed == [(f, c) for f in ("poly", "mixed") for c in checks], report.table()
+        edited.write_text(text)
+
+
 def test_heads_as_a_list_and_bad_types_of_the_derivative_helpers(tmp_path: Path) -> None:
     # head=[...] was a TypeError of the regular expression module; jacobian(wrt=1) iterated
     # an int; hessian(len, ...) was an AttributeError

@@ -116,3 +116,42 @@ def test_the_check_does_not_compare_a_custom_tangent_s_value_with_the_body_s(
     report = adgen.check(str(path), modes=("forward",),
                          args={"softplus": (-40.0, 1), "caller": (-40.0,)})
     assert report.ok, report.table()
+
+
+def test_a_custom_tangent_in_single_precision_is_checked_to_its_tolerances(
+        tmp_path: Path) -> None:
+    """An f64 function whose custom tangent computes in f32 has f32's digits in its
+    derivatives, and so has its caller: their rows use the f32 tolerances (the dot-product
+    test failed at 4e-8 for 1e-12); an f64 function of the module keeps the f64 ones."""
+    from adgen.validate import TOLERANCE, TOLERANCE_F32
+
+    path = write(tmp_path, """
+        import math
+
+        from adgen import custom_jvp, f32, f64
+
+
+        def sp_tangent(x: f64, xd: f64) -> tuple[f64, f64]:
+            y: f32 = math.log(1.0 + math.exp(x))
+            s: f32 = 1.0 / (1.0 + math.exp(-x))
+            return y, s * xd
+
+
+        @custom_jvp(sp_tangent)
+        def sp(x: f64) -> f64:
+            return math.log(1.0 + math.exp(x))
+
+
+        def caller(x: f64) -> f64:
+            return sp(x) * x
+
+
+        def plain(x: f64) -> f64:
+            return math.exp(x) * x
+        """)
+    report = adgen.check(path, modes=("forward", "reverse"))
+    assert report.ok, report.table()
+    for row in report.rows:
+        if row.check == "adjoint vs tangent (dot product)":
+            tol = TOLERANCE if row.function == "plain" else TOLERANCE_F32
+            assert row.tolerance == tol["reverse"], row
