@@ -84,6 +84,40 @@ def test_wrt_and_of_restrict_the_tangent(tmp_path: Path) -> None:
     assert "Wd" not in header and "const double *xd" in header
 
 
+def test_header_says_which_written_arrays_have_no_tangent_out(tmp_path: Path) -> None:
+    """--of return on a function that writes y: f_d and f_dv set yd to zero where y gets a
+    value no dependent needs, and their comments listed y (yd, updated in place) under the
+    tangents out all the same; so did f_b_d's with 'on return the tangent of y'."""
+    module = tmp_path / "wr.py"
+    module.write_text("from adgen import Array, f64\n\n\n"
+                      "def f(x: Array[f64], y: Array[f64]) -> f64:\n"
+                      "    s = 0.0\n    for i in range(len(x)):\n"
+                      "        y[i] = x[i] * x[i]\n        s += x[i]\n    return s\n")
+    modes = ["--mode", "forward", "--mode", "vector-forward", "--mode", "hvp"]
+    for of, out in [([], "all"), (["--of", "return"], "ret")]:
+        r = run_cli(str(module), *modes, *of, "-o", str(tmp_path / out), "-q")
+        assert r.returncode == 0, r.stderr
+    zero = ("tangents out: return (retd); yd is zero where y gets a value no dependent needs "
+            "(y is not among the dependents, --of)\n")
+    for name in ("wr_d", "wr_dv"):
+        every, ret = ((tmp_path / d / f"{name}.h").read_text() for d in ("all", "ret"))
+        assert "tangents out: y (yd, updated in place), return (retd)\n" in every
+        assert "no dependent" not in every
+        assert zero in ret and "updated in place" not in ret
+    assert "yd[i] = 0.0;" in (tmp_path / "ret" / "wr_d.c").read_text()
+    # in f_b_d no adjoint needs y: yd is set to zero whatever --of says
+    for d in ("all", "ret"):
+        assert "  yd: in, the direction v for y on entry; on return zero where y gets a value no " \
+            "adjoint needs, elsewhere the tangent of y\n" in (tmp_path / d / "wr_b_d.h").read_text()
+        assert "yd[i] = 0.0;" in (tmp_path / d / "wr_b_d.c").read_text()
+    # u is read back into the returned energy: its tangent is computed without being asked for
+    r = run_cli(str(ROOT / "examples" / "heat.py"), "--of", "return", "-o", str(tmp_path / "h"),
+                "-q")
+    assert r.returncode == 0, r.stderr
+    assert "tangents out: u (ud, updated in place), return (retd)\n" in \
+        (tmp_path / "h" / "heat_d.h").read_text()
+
+
 def test_list_options_given_twice_name_both_lists(tmp_path: Path) -> None:
     """--wrt W --wrt b is --wrt W,b (the second list used to replace the first, silently:
     the adjoint of W was missing from the generated function)."""

@@ -28,7 +28,7 @@ extern "C" {
  *   c_newd: in, the direction v for c_new on entry; on return the tangent of c_new
  *   c_newb: on entry the adjoint of c_new on exit, on return the adjoint of c_new on entry, as in hm_lstm_b
  *   c_newbd: the tangent of c_newb, the adjoint of c_new: (H v) weighted by the output adjoints
- *   h_newd: in, the direction v for h_new on entry; on return the tangent of h_new
+ *   h_newd: in, the direction v for h_new on entry; on return zero where h_new gets a value no adjoint needs, elsewhere the tangent of h_new
  *   h_newb: on entry the adjoint of h_new on exit, on return the adjoint of h_new on entry, as in hm_lstm_b
  *   h_newbd: the tangent of h_newb, the adjoint of h_new: (H v) weighted by the output adjoints
  *   Input adjoints and their tangents are added to (zero them first; the tangents of in/out adjoints too).
@@ -48,7 +48,7 @@ void hm_lstm_b_dv(const double *z, const double *zd, double *zb, double *zbd, in
  *   weightd: in, the direction v for weight
  *   weightb: incremented by the adjoint of weight, as in xs_lookup_b
  *   weightbd: incremented by the tangent of weightb, the adjoint of weight: (H v) weighted by the output adjoints
- *   sigmad: in, the direction v for sigma on entry; on return the tangent of sigma
+ *   sigmad: in, the direction v for sigma on entry; on return zero where sigma gets a value no adjoint needs, elsewhere the tangent of sigma
  *   sigmab: on entry the adjoint of sigma on exit, on return the adjoint of sigma on entry, as in xs_lookup_b
  *   sigmabd: the tangent of sigmab, the adjoint of sigma: (H v) weighted by the output adjoints
  *   retb: in, adjoint of the return value

@@ -12,7 +12,7 @@
  *   logwd: in, the direction v for logw
  *   logwb: incremented by the adjoint of logw, as in loglik_b
  *   logwbd: incremented by the tangent of logwb, the adjoint of logw: (H v) weighted by the output adjoints
- *   rd: in, the direction v for r on entry; on return the tangent of r
+ *   rd: in, the direction v for r on entry; on return zero where r gets a value no adjoint needs, elsewhere the tangent of r
  *   rb: on entry the adjoint of r on exit, on return the adjoint of r on entry, as in loglik_b
  *   rbd: the tangent of rb, the adjoint of r: (H v) weighted by the output adjoints
  *   retb: in, adjoint of the return value

@@ -184,6 +184,9 @@ class TangentFunction:
         params: list[Value] = []
         names: list[str] = []
         tangent_of: dict[str, str] = {}
+        # arrays it writes whose contents reach no dependent (``Function.unneeded_tangents``)
+        written = written_params(fn, self.module)
+        unneeded: list[str] = []
         used = set(fn.param_names) | {r.name for r in fn.results}
 
         def unique(base: str) -> str:
@@ -204,6 +207,8 @@ class TangentFunction:
                 names.append(tname)
                 tangent_of[tname] = name
                 self.tan[p] = t
+                if i in written and p not in self.act.useful:
+                    unneeded.append(tname)
         nbdirs_name = None
         if self.vector:
             nbdirs_name = unique("nbdirs")
@@ -227,7 +232,8 @@ class TangentFunction:
                         primal=fn.primal, mode=derived_mode(fn, self.vector), param_names=names,
                         tangent_of=tangent_of, returns_tuple=fn.returns_tuple,
                         nbdirs=nbdirs_name, is_static=fn.is_static, increments=increments,
-                        tape=fn.tape, adjoint_of=dict(fn.tangent_of))
+                        tape=fn.tape, adjoint_of=dict(fn.tangent_of),
+                        unneeded_tangents=unneeded)
 
     # -- regions ---------------------------------------------------------------------
     def region(self, old: Region, new: Region, targets: list[_Target]) -> None:

@@ -143,6 +143,10 @@ def describe_hvp(fn: Function, sig: CSignature, module: Module) -> list[str]:
                     "incremented by the tangent of"
                 notes.append(f"  {p.name}: {how} {c_of(of)}, the adjoint of {what}: (H v) "
                              "weighted by the output adjoints")
+            elif written(of) and name in fn.unneeded_tangents:
+                notes.append(f"  {p.name}: in, the direction v for {c_of(of)} on entry; on "
+                             f"return zero where {c_of(of)} gets a value no adjoint needs, "
+                             f"elsewhere the tangent of {c_of(of)}")
             elif written(of):
                 notes.append(f"  {p.name}: in, the direction v for {c_of(of)} on entry; on "
                              f"return the tangent of {c_of(of)}")
@@ -184,18 +188,21 @@ def describe(fn: Function, sig: CSignature, module: Module) -> list[str]:
     cname = {p.source: p.name for p in sig.params}
     index = {n: i for i, n in enumerate(fn.param_names)}
     if fn.mode != "primal":
-        ins, outs = [], []
+        ins, outs, unneeded = [], [], []
         for p in sig.params:
             if p.source[0] == "value" and fn.param_names[p.source[1]] in fn.tangent_of:
                 primal = cname[("value", index[fn.tangent_of[fn.param_names[p.source[1]]]])]
                 ins.append(f"{primal} ({p.name})")
-                if not p.ctype.startswith("const") and p.ctype.endswith("*") and \
+                if fn.param_names[p.source[1]] in fn.unneeded_tangents:
+                    unneeded.append(f"{p.name} is zero where {primal} gets a value no dependent "
+                                    f"needs ({primal} is not among the dependents, --of)")
+                elif not p.ctype.startswith("const") and p.ctype.endswith("*") and \
                         isinstance(fn.params[p.source[1]].type, ArrayType):
                     outs.append(f"{primal} ({p.name}, updated in place)")
             elif p.source[0] == "result" and fn.results[p.source[1]].name in fn.tangent_of:
                 outs.append(f"{fn.tangent_of[fn.results[p.source[1]].name]} ({p.name})")
         lines.append("  tangents in:  " + (", ".join(ins) or "none"))
-        lines.append("  tangents out: " + (", ".join(outs) or "none"))
+        lines.append("  tangents out: " + "; ".join([", ".join(outs) or "none"] + unneeded))
     for p in sig.params:
         kind = p.source[0]
         if kind == "shape":

@@ -363,6 +363,10 @@ class Function:
     custom_tangent: str = ""
     #: hvp (the tangent of an adjoint): the adjoint's own ``tangent_of`` (``xb`` -> ``x``)
     adjoint_of: dict[str, str] = field(default_factory=dict)
+    #: tangent modes: the tangents (``yd``) of arrays the function writes whose contents reach
+    #: no dependent (left out of ``--of``; in an hvp, primal arrays no adjoint needs): where
+    #: the array gets a value no dependent needs, its tangent gets zero
+    unneeded_tangents: list[str] = field(default_factory=list)
     #: a declaration of a C function the user provides (``@external``): no body, the
     #: generated code only calls it
     external: External | None = None
