@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -158,3 +159,40 @@ def test_vector_hvp_and_the_hessian_in_one_sweep() -> None:
     assert t.signatures["rosenbrock_b_dv"].prototype() == (
         "double rosenbrock_b_dv(const double *x, const double *xd, double *xb, double *xbd, "
         "int64_t x_shape0, double retb, int64_t nbdirs)")
+
+
+def test_the_tangent_of_an_input_adjoint_is_added_to_where_the_hessian_adds_zero(
+        tmp_path: Path) -> None:
+    # f is linear in x: xb gets sb added, and its tangent xbd nothing. f_b_d stored
+    # xbd[i] = 0.0, losing what the caller had there ("input adjoints and their tangents are
+    # added to"); now xbd is left as it is (a const pointer, so said in the header)
+    path = write(tmp_path, """
+        from adgen import Array, f64
+
+
+        def f(x: Array[f64], c: float) -> float:
+            s = 0.0
+            for i in range(len(x)):
+                s += x[i]
+            return s + c * c
+        """)
+    m = adgen.load(path, modes=("hvp",))
+    x, xd, xb, xbd = np.array([1.0, 2.0, 3.0]), np.ones(3), np.full(3, 10.0), np.full(3, 7.0)
+    cb, cbd = m.ffi.new("double *", 0.0), m.ffi.new("double *", 5.0)
+
+    def ptr(a: np.ndarray) -> Any:
+        return m.ffi.cast("double *", a.ctypes.data)
+
+    value = m.lib.f_b_d(ptr(x), ptr(xd), ptr(xb), ptr(xbd), 3, 2.0, 1.0, cb, cbd, 1.0)
+    assert value == 10.0 and list(xb) == [11.0] * 3 and list(xbd) == [7.0] * 3
+    assert cb[0] == 4.0 and cbd[0] == 5.0 + 2.0  # d/dc of 2 c, direction 1, added to 5
+    header = m.transpiled.outputs["hvp"].header.text
+    assert "xbd: incremented by the tangent of xb, the adjoint of x: (H v) weighted by the " \
+           "output adjoints, which is zero here (left as it is)" in header
+    # a Hessian that adds to xbd: the same function with x[i] * x[i]
+    m2 = adgen.load(write(tmp_path, Path(path).read_text().replace("s += x[i]",
+                                                                   "s += x[i] * x[i]"),
+                          "m2.py"), modes=("hvp",))
+    xb, xbd = np.zeros(3), np.full(3, 7.0)
+    m2.lib.f_b_d(ptr(x), ptr(xd), ptr(xb), ptr(xbd), 3, 2.0, 1.0, cb, cbd, 1.0)
+    assert list(xbd) == [9.0] * 3  # 7 + 2 * xd

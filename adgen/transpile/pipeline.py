@@ -427,8 +427,10 @@ def check_nested(module: Module, activity: "ModuleActivity") -> None:
 def hvp_requests(adjoint: Module) -> dict[str, "Request"]:
     """What the tangent of each adjoint ``f_b`` differentiates: the inputs of ``f`` that have
     an adjoint are independent, the adjoints ``f_b`` computes (scalars it increments, arrays
-    it updates) dependent.  Output adjoints (``retb``) stay constants."""
-    from .analysis.activity import Request
+    it updates) dependent.  Output adjoints (``retb``) stay constants.  The adjoint array of
+    an input ``f`` only reads (``xb``) is independent too: ``f_b`` adds to it, so ``f_b_d``
+    adds to its tangent (``xbd``), which comes in with what the caller has there."""
+    from .analysis.activity import Request, written_params
 
     requests: dict[str, Request] = {}
     for fn in adjoint.functions:
@@ -436,7 +438,10 @@ def hvp_requests(adjoint: Module) -> dict[str, "Request"]:
             continue
         index = {n: i for i, n in enumerate(fn.param_names)}
         primal_of = fn.tangent_of  # adjoint name -> primal name
+        written = written_params(fn, adjoint)
         wrt = {index[p] for a, p in primal_of.items() if p in index}
+        wrt |= {index[a] for a, p in primal_of.items() if a in index and p in index
+                and is_array(fn.params[index[a]]) and index[p] not in written}
         of_arrays = {index[a] for a in primal_of if a in index and is_array(fn.params[index[a]])
                      and primal_of[a] in index}
         of_results = {j for j, r in enumerate(fn.results) if r.name in fn.increments}

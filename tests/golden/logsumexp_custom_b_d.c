@@ -190,7 +190,6 @@ double softmax_loss_b_d(const double *x, const double *xd, double *xb, double *x
     double *zbd = adgen_calloc((size_t)(x_shape0), sizeof(double));
     /* logsumexp_custom.py:40: return logsumexp(z) - z[k] */
     zb[k] -= retb;
-    zbd[k] = zbd[k];
     logsumexp_bwd_d(&tape, z, zd, zb, zbd, x_shape0, retb);
     /* logsumexp_custom.py:38: for i in range(len(x)): */
     double tb_1 = 0.0;

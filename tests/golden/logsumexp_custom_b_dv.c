@@ -200,7 +200,6 @@ double softmax_loss_b_dv(const double *x, const double *xd, double *xb, double *
     double *zbd = adgen_calloc((size_t)(x_shape0 * nbdirs), sizeof(double));
     /* logsumexp_custom.py:40: return logsumexp(z) - z[k] */
     zb[k] -= retb;
-    for (int64_t kd = 0; kd < nbdirs; ++kd) zbd[k * nbdirs + kd] = zbd[k * nbdirs + kd];
     logsumexp_bwd_dv(&tape, z, zd, zb, zbd, x_shape0, retb, nbdirs);
     /* logsumexp_custom.py:38: for i in range(len(x)): */
     double tb_1 = 0.0;

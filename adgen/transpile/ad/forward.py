@@ -322,7 +322,9 @@ class TangentFunction:
         new = self.copy(op, b)
         shadow = self.tan.get(op.operands[0])
         if shadow is not None:
-            b.store(shadow, new.operands[1:-1], self.tangent_or_zero(b, op.operands[-1]))
+            value = self.tangent_or_zero(b, op.operands[-1])
+            if not _reloaded(value, shadow, new.operands[1:-1], b.region):
+                b.store(shadow, new.operands[1:-1], value)
 
     def op_Zeros(self, op: Zeros, b: Builder, t: list[_Target]) -> None:
         new = self.copy(op, b)
@@ -576,3 +578,17 @@ def _clone_static(fn: Function) -> Function:
     c = copy.deepcopy(fn)
     c.is_static = True
     return c
+
+
+def _reloaded(value: Value, array: Value, indices: list[Value], region: Region) -> bool:
+    """Whether ``value`` is ``array[indices]`` loaded earlier in ``region`` with nothing
+    since that could store there: storing it is a no-op (``xbd[i] = xbd[i]``, the tangent of
+    ``xb[i] += sb`` where ``sb`` has none)."""
+    load = value.owner
+    if not isinstance(load, Load) or load.operands[0] is not array or \
+            list(load.operands[1:]) != list(indices) or load not in region.ops:
+        return False
+    after = region.ops[region.ops.index(load) + 1:]
+    return not any(o.regions or isinstance(o, Call) or (isinstance(o, Store)
+                                                         and o.operands[0] is array)
+                   for o in after)

@@ -141,8 +141,10 @@ def describe_hvp(fn: Function, sig: CSignature, module: Module) -> list[str]:
                 what = "the return value" if primal == "return" else c_of(primal)
                 how = "the tangent of" if primal in index and written(primal) else \
                     "incremented by the tangent of"
+                zero = ", which is zero here (left as it is)" if \
+                    p.ctype.startswith("const") else ""
                 notes.append(f"  {p.name}: {how} {c_of(of)}, the adjoint of {what}: (H v) "
-                             "weighted by the output adjoints")
+                             f"weighted by the output adjoints{zero}")
             elif written(of) and name in fn.unneeded_tangents:
                 notes.append(f"  {p.name}: in, the direction v for {c_of(of)} on entry; on "
                              f"return zero where {c_of(of)} gets a value no adjoint needs, "
