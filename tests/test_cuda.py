@@ -289,6 +289,39 @@ def test_integer_increments_and_host_loop_indices_in_kernels(tmp_path: Path, emu
     assert report.ok, "\n" + report.table()
 
 
+@needs_nvcc
+@EMULATED_AND_GPU
+def test_custom_derivatives_called_in_a_kernel_run_on_the_device(tmp_path: Path,
+                                                                 emulate: bool) -> None:
+    """A @custom_vjp adjoint and a @custom_jvp tangent of functions called inside a prange are
+    device functions too: they were host-only, nvcc warned (#20011-D) and compiled the kernel
+    of cv_b to store NaN into xb and yb; the emulation passed."""
+    path = tmp_path / "custom.py"
+    path.write_text(
+        "import math\n\n"
+        "from adgen import Array, custom_jvp, custom_vjp, f64, prange\n\n\n"
+        "def safe_adj(x: float, y: float, g: float) -> tuple[float, float]:\n"
+        "    return g / y, -g * x / (y * y)\n\n\n"
+        "@custom_vjp(safe_adj)\n"
+        "def safe(x: float, y: float) -> float:\n"
+        "    return x / y\n\n\n"
+        "def sp_tan(x: float, xd: float) -> tuple[float, float]:\n"
+        "    return math.log(1.0 + math.exp(x)), xd / (1.0 + math.exp(-x))\n\n\n"
+        "@custom_jvp(sp_tan)\n"
+        "def sp(x: float) -> float:\n"
+        "    return math.log(1.0 + math.exp(x))\n\n\n"
+        "def cv(x: Array[f64], y: Array[f64]) -> float:\n"
+        "    s = 0.0\n"
+        "    for i in prange(len(x)):\n"
+        "        s += safe(x[i], y[i] + 1.0) + sp(x[i] * y[i])\n"
+        "    return s\n")
+    for cu in _write(path, tmp_path / "out"):
+        _compile_strictly(cu, tmp_path, ["-arch=sm_80"])
+    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=emulate,
+                         functions=["cv"])
+    assert report.ok, "\n" + report.table()
+
+
 SUMS = (
     "from adgen import Array, f64, prange\n\n\n"
     "def moments(x: Array[f64], y: Array[f64]) -> float:\n"

@@ -20,21 +20,29 @@ HINT = "on the CUDA target arrays live on the device"
 
 
 def device_functions(module: Module) -> set[str]:
-    """The functions called, directly or not, inside a prange."""
+    """The functions called, directly or not, inside a prange, and the custom derivatives
+    (``@custom_jvp``, ``@custom_vjp``) of those: a derivative of such a function calls them on
+    the device."""
     out: set[str] = set()
     work: list[str] = []
+
+    def add(name: str) -> None:
+        if name and name not in out:
+            out.add(name)
+            work.append(name)
+
     for fn in module.functions:
         for loop in _pranges(fn):
             for op in loop.walk():
-                if isinstance(op, Call) and op.callee not in out:
-                    out.add(op.callee)
-                    work.append(op.callee)
+                if isinstance(op, Call):
+                    add(op.callee)
     while work:
         fn = module.function(work.pop())
+        add(fn.custom_tangent)
+        add(fn.custom_adjoint)
         for op in fn.walk():
-            if isinstance(op, Call) and op.callee not in out:
-                out.add(op.callee)
-                work.append(op.callee)
+            if isinstance(op, Call):
+                add(op.callee)
     return out
 
 
