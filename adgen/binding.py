@@ -465,6 +465,11 @@ class AdgenFunction:
                                  "write")
             if aname is None or not isinstance(t, ArrayType):
                 continue
+            if given is not None and aname in call.fn.unneeded_tangents and np.any(
+                    np.asarray(given) != 0):
+                raise ValueError(f"{what}: out_bars names '{name}', whose contents on exit are "
+                                 "not differentiated (outside --of, and no dependent reads "
+                                 "them); leave it out")
             shape = values[name].shape + extra
             bar = np.zeros(shape, dtype=NP_DTYPES[t.elem.name])
             if given is not None:

@@ -123,6 +123,9 @@ class _Derivatives:
     inputs: tuple[str, ...]  # argument names, in argument order
     results: tuple[int, ...]  # positions of differentiated results in the return value
     written: frozenset[str]  # arrays the function writes
+    #: written arrays whose contents on exit are not differentiated (outside the module's --of,
+    #: and no dependent reads them): no rows
+    unneeded: frozenset[str]
     returns_tuple: bool
     n_results: int
 
@@ -136,14 +139,17 @@ def _derivatives(f: AdgenFunction) -> _Derivatives:
     modes = tuple(m for m, full in VECTOR_MODES.items() if full in calls)
     inputs = set(f.param_names)
     results = {r.name for r in primal.fn.results}
+    unneeded: set[str] = set()
     for m in modes:
-        of = set(calls[VECTOR_MODES[m]].fn.tangent_of.values())
+        fn = calls[VECTOR_MODES[m]].fn
+        of = set(fn.tangent_of.values())
         inputs &= of
         results &= of
+        unneeded |= {fn.tangent_of[t] for t in fn.unneeded_tangents}
     return _Derivatives(
         modes, tuple(n for n in f.param_names if n in inputs),
         tuple(k for k, r in enumerate(primal.fn.results) if r.name in results),
-        frozenset(n for n in primal.written if n in f.param_names),
+        frozenset(n for n in primal.written if n in f.param_names), frozenset(unneeded),
         bool(primal.fn.returns_tuple), len(primal.fn.results))
 
 
@@ -176,7 +182,8 @@ def _labels(name: str, shape: tuple[int, ...]) -> tuple[Label, ...]:
 def _layout(f: AdgenFunction, d: _Derivatives, args: Sequence[Any], wrt: list[str] | None,
             of: list[str] | None) -> tuple[list[_Block], list[_Block]]:
     """The column blocks (inputs) and row blocks (outputs), in order."""
-    outputs = (["return"] if d.results else []) + [n for n in d.inputs if n in d.written]
+    outputs = (["return"] if d.results else []) + [n for n in d.inputs if n in d.written
+                                                   and n not in d.unneeded]
     use_in = _select("wrt", wrt, list(d.inputs), f.name)
     use_out = _select("of", of, outputs, f.name)
     columns: list[_Block] = []

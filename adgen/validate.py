@@ -375,6 +375,8 @@ class Checker:
         call = self.fn._reverse or self.fn._vector_reverse
         assert call is not None
         has_adjoint = set(call.fn.tangent_of.values())  # what --of made dependent
+        # written arrays outside --of that no dependent reads: their adjoint is not read
+        has_adjoint -= {call.fn.tangent_of[a] for a in call.fn.unneeded_tangents}
         extra = () if nbdirs is None else (nbdirs,)
         bars: list[Any] = []
         for r in fn.results:
@@ -413,9 +415,10 @@ class Checker:
         bars = list(ybar) if fn.returns_tuple else ([ybar] if fn.results else [])
         yb = [0.0 if b is None else b for b, r in zip(bars, fn.results, strict=True)
               if isinstance(r.type, ScalarType) and r.type.is_float]
-        for i, n in enumerate(self.fn.param_names):
-            if n in out_bars:
-                yb.append(out_bars[n])
+        for i, n in enumerate(self.fn.param_names):  # as tangent_outputs lists them
+            t = self.fn.param_types[i]
+            if n in self.fn._primal.written and isinstance(t, ArrayType) and t.elem.is_float:
+                yb.append(out_bars.get(n))  # None (no adjoint: outside --of) counts as zero
         lhs = _dot(d, grads)
         rhs = _dot(yd, yb)
         err = abs(lhs - rhs) / max(abs(lhs), abs(rhs), 1e-300) if lhs != rhs else 0.0

@@ -11,7 +11,7 @@ import pytest
 
 import adgen
 from adgen.api import transpile
-from helpers import run_cli
+from helpers import ROOT, run_cli
 
 TWO = ("def g(x: float, n: int) -> float:\n    return x * n\n\n\n"
        "def k(n: float) -> float:\n    return n * n\n")
@@ -448,3 +448,53 @@ def test_an_empty_list_of_names_is_refused_not_read_as_the_default(
                  lambda: transpile(path, **options)):
         with pytest.raises(adgen.UsageError, match=message.replace("[", r"\[")):
             call()
+
+
+RC = """\
+from adgen import Array, f64
+
+
+def rc(x: Array[f64], y: float, out: Array[f64]) -> float:
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * y
+        out[i] = s * out[i]
+    return s
+"""
+
+
+def test_an_array_outside_of_that_no_dependent_reads_has_no_adjoint_in_and_no_rows(
+        tmp_path: Path) -> None:
+    # with of=['return'], rc's out reaches no dependent: f_b does not read outb on entry and
+    # f_d sets outd to zero. out_bars={'out': ...} was ignored silently and adgen.jacobian
+    # listed rows of zeros for out
+    path = _module(tmp_path, RC, "rc")
+    x, out = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    m = adgen.load(path, modes=("reverse", "vector-forward", "vector-reverse", "hvp"),
+                   of=["return"])
+    message = "out_bars names 'out', whose contents on exit are not differentiated"
+    with pytest.raises(ValueError, match=rf"^rc\.vjp: {message}"):
+        m.rc.vjp((x, 2.0, out.copy()), 0.0, out_bars={"out": np.ones(2)})
+    with pytest.raises(ValueError, match=rf"^rc\.vjp_vec: {message}"):
+        m.rc.vjp_vec((x, 2.0, out.copy()), None, out_bars={"out": np.ones((2, 1))})
+    with pytest.raises(ValueError, match=rf"^rc\.hvp: {message}"):
+        m.rc.hvp((x, 2.0, out.copy()), (x, 1.0, out), 0.0, out_bars={"out": np.ones(2)})
+    _, (xb, yb, outb) = m.rc.vjp((x, 2.0, out.copy()), 1.0, out_bars={"out": np.zeros(2)})
+    assert list(xb) == [2.0, 2.0] and yb == 3.0 and list(outb) == [0.0, 0.0]
+    jac = adgen.jacobian(m.rc, (x, 2.0, out.copy()))
+    assert jac.matrix.shape == (1, 5)  # the return; columns x, y, out
+    header = m.transpiled.outputs["reverse"].header.text
+    assert "dependents:   return\n" in header
+    assert "outb (out_shape0): not read on entry (out is not among the dependents, --of), " \
+           "on return the adjoint of out on entry" in header
+    full = adgen.load(path, modes=("reverse", "vector-forward"))
+    assert adgen.jacobian(full.rc, (x, 2.0, out.copy())).matrix.shape == (3, 5)
+    _, (_, _, outb) = full.rc.vjp((x, 2.0, out.copy()), 0.0, out_bars={"out": np.ones(2)})
+    assert list(outb) == [2.0, 6.0]  # out[i] = s_i * out[i]: s = 2, 6
+    # heat's u is outside of=['return'] too, but the returned energy reads it: its adjoint on
+    # entry is read, its out_bars honoured
+    heat = adgen.load(str(ROOT / "examples" / "heat.py"), modes=("reverse",), of=["return"])
+    u = np.linspace(0.0, 1.0, 6) ** 2
+    plain = heat.heat.vjp((u.copy(), 0.1, 3), 1.0)[1][0]
+    barred = heat.heat.vjp((u.copy(), 0.1, 3), 1.0, out_bars={"u": np.ones(6)})[1][0]
+    assert not np.allclose(plain, barred)

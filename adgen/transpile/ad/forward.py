@@ -233,7 +233,7 @@ class TangentFunction:
                         tangent_of=tangent_of, returns_tuple=fn.returns_tuple,
                         nbdirs=nbdirs_name, is_static=fn.is_static, increments=increments,
                         tape=fn.tape, adjoint_of=dict(fn.tangent_of),
-                        unneeded_tangents=unneeded)
+                        unneeded_tangents=unneeded + fn.unneeded_tangents)
 
     # -- regions ---------------------------------------------------------------------
     def region(self, old: Region, new: Region, targets: list[_Target]) -> None:

@@ -367,11 +367,17 @@ class AdjointFunction:
         base = fn.primal + SUFFIX[self.vector]
         if not self.split:
             fwd_top.ops += rev_top.ops
+            # the adjoints of written arrays whose contents on exit reach no dependent (left
+            # out of --of): their value on entry is not read
+            index = {n: i for i, n in enumerate(fn.param_names)}
+            written = written_params(fn, self.module)
+            unneeded = [a for a, p in of.items() if p in index and index[p] in written
+                        and fn.params[index[p]] not in self.act.useful]
             out = Function(base, fwd_top, primal_res + adj_res, fn.loc, primal=fn.primal, mode=mode,
                            param_names=names, tangent_of=of, returns_tuple=fn.returns_tuple,
                            nbdirs=self.nbdirs.name if self.nbdirs else None,
                            increments=[n for _, n in self.scalar_adjoints], tape="local",
-                           is_static=fn.is_static)
+                           is_static=fn.is_static, unneeded_tangents=unneeded)
             return [out]
         fwd = Function(fn.primal + FWD, fwd_top, primal_res, fn.loc, primal=fn.primal, mode=mode,
                        param_names=list(fn.param_names), returns_tuple=fn.returns_tuple,

@@ -80,7 +80,11 @@ def describe_adjoint(fn: Function, sig: CSignature, module: Module) -> list[str]
                 shape = [q.name for q in sig.params
                          if q.source[0] == "shape" and q.source[1] == index[primal]]
                 dims = " x ".join(shape + ([fn.nbdirs] if fn.nbdirs else []))
-                if written:
+                if written and name in fn.unneeded_tangents:
+                    notes.append(f"  {p.name} ({dims}): not read on entry ({pc} is not among "
+                                 f"the dependents, --of), on return the adjoint of {pc} on "
+                                 f"entry")
+                elif written:
                     outs.append(pc)
                     notes.append(f"  {p.name} ({dims}): on entry the adjoint of {pc} on exit, on "
                                  f"return the adjoint of {pc} on entry")

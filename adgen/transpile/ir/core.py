@@ -365,7 +365,9 @@ class Function:
     adjoint_of: dict[str, str] = field(default_factory=dict)
     #: tangent modes: the tangents (``yd``) of arrays the function writes whose contents reach
     #: no dependent (left out of ``--of``; in an hvp, primal arrays no adjoint needs): where
-    #: the array gets a value no dependent needs, its tangent gets zero
+    #: the array gets a value no dependent needs, its tangent gets zero.  Adjoint modes: the
+    #: adjoints (``yb``) of such arrays, whose value on entry (the adjoint of the contents on
+    #: exit) the adjoint does not read
     unneeded_tangents: list[str] = field(default_factory=list)
     #: a declaration of a C function the user provides (``@external``): no body, the
     #: generated code only calls it
