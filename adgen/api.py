@@ -36,9 +36,11 @@ class AdgenWarning(UserWarning):
     per warning the command line prints; ``werror=True`` makes them a ``LoadError``)."""
 
 
-def option_list(value: Any, what: str, comma: bool = False) -> list[str] | None:
+def option_list(value: Any, what: str, comma: bool = False,
+                empty: bool = False) -> list[str] | None:
     """A sequence-of-strings option as a list (None stays None): one string is one item or,
-    with ``comma``, a comma-separated list, as on the command line."""
+    with ``comma``, a comma-separated list of names, as on the command line, which may be
+    ``empty`` only if the caller says so (it would otherwise read as the default)."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -50,7 +52,7 @@ def option_list(value: Any, what: str, comma: bool = False) -> list[str] | None:
         for v in out:
             if not isinstance(v, str):
                 raise TypeError(f"{what} must be a sequence of strings, got an item {v!r}")
-    if comma and not out:  # a list of names: empty would read as the default, every name
+    if comma and not out and not empty:  # empty would read as the default, every name
         raise UsageError(f"{what}={value!r} names nothing (leave {what} out, or None, "
                          f"for the default)")
     return out

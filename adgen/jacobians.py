@@ -154,7 +154,7 @@ def _derivatives(f: AdgenFunction) -> _Derivatives:
 
 
 def _names(value: str | Sequence[str] | None, what: str) -> list[str] | None:
-    return option_list(value, what, comma=True)
+    return option_list(value, what, comma=True, empty=True)  # _select: "selects nothing"
 
 
 def _select(what: str, given: list[str] | None, available: list[str], fname: str) -> set[str]:

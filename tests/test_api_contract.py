@@ -448,6 +448,10 @@ def test_an_empty_list_of_names_is_refused_not_read_as_the_default(
                  lambda: transpile(path, **options)):
         with pytest.raises(adgen.UsageError, match=message.replace("[", r"\[")):
             call()
+    if key in ("wrt", "of"):  # adgen.jacobian: a ValueError, as for its other bad selections
+        m = adgen.load(path, modes=("vector-forward",), functions=["g"])
+        with pytest.raises(ValueError, match=rf"^jacobian of g: {key} selects nothing$"):
+            adgen.jacobian(m.g, (1.0, 2), **options)
 
 
 RC = """\
@@ -484,6 +488,10 @@ def test_an_array_outside_of_that_no_dependent_reads_has_no_adjoint_in_and_no_ro
     jac = adgen.jacobian(m.rc, (x, 2.0, out.copy()))
     assert jac.matrix.shape == (1, 5)  # the return; columns x, y, out
     header = m.transpiled.outputs["reverse"].header.text
+    hvp_header = m.transpiled.outputs["hvp"].header.text
+    assert "outb: not read on entry (out is not among the dependents, --of), on return the " \
+           "adjoint of out on entry, as in rc_b" in hvp_header
+    assert "outbd: not read on entry; on return the tangent of outb" in hvp_header
     assert "dependents:   return\n" in header
     assert "outb (out_shape0): not read on entry (out is not among the dependents, --of), " \
            "on return the adjoint of out on entry" in header

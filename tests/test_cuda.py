@@ -320,6 +320,38 @@ def test_custom_derivatives_called_in_a_kernel_run_on_the_device(tmp_path: Path,
     report = adgen.check(str(path), modes=MODES, target="cuda", emulate=emulate,
                          functions=["cv"])
     assert report.ok, "\n" + report.table()
+    # in the primal nothing calls the rules on the device: host code may call them, and they
+    # stay functions of the module
+    path.write_text(path.read_text() + "\n\ndef host(a: float) -> float:\n"
+                    "    v, d = sp_tan(a, 1.0)\n    return v * d\n")
+    t = transpile(str(path), ["primal"], target="cuda")
+    assert "ADGEN_HD" not in t.outputs["primal"].source.text.split("sp_tan(")[0].splitlines()[-1]
+    assert "double sp_tan_" not in t.outputs["primal"].header.text
+    assert "void sp_tan(" in t.outputs["primal"].header.text
+
+
+@needs_nvcc
+@EMULATED_AND_GPU
+def test_a_kernel_calling_a_function_that_writes_an_array(tmp_path: Path, emulate: bool) -> None:
+    """put's split adjoint (put_fwd, put_bwd) takes the tape but records nothing: the prange
+    is a kernel in every mode (its adjoint was refused: 'needs a tape across iterations'),
+    and in C an OpenMP loop (it ran in sequence); calls of put_fwd/put_bwd pass NULL."""
+    path = tmp_path / "put.py"
+    path.write_text(
+        "from adgen import Array, f64, prange\n\n\n"
+        "def put(y: Array[f64], i: int, v: float) -> None:\n"
+        "    y[i] = 3.0 * v * v + 2.0 * v\n\n\n"
+        "def call_write(x: Array[f64], y: Array[f64], c: float) -> None:\n"
+        "    for i in prange(len(x)):\n"
+        "        put(y, i, x[i] * c)\n")
+    for cu in _write(path, tmp_path / "out"):
+        _compile_strictly(cu, tmp_path, ["-arch=sm_80"])
+    c = transpile(str(path), ["reverse"]).outputs["reverse"].source.text
+    assert "put_bwd(NULL, " in c and "ADGEN_OMP(omp parallel for" in c and "adgen_tape tape" \
+        not in c
+    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=emulate,
+                         functions=["call_write"])
+    assert report.ok, "\n" + report.table()
 
 
 SUMS = (

@@ -428,6 +428,16 @@ CASES = [
             return x
         """), 5, 9, "adgen.zeros is not supported (import the name, from adgen import zeros, "
                     "and write zeros)", None),
+    ("a loop over another of adgen's names through import adgen", module("""
+        import adgen
+
+
+        def f(x: float, n: int) -> float:
+            for i in adgen.zeros(n):
+                x = x * 2.0
+            return x
+        """), 5, 14, "this loop is not supported (write for i in range(...); for an array, "
+                     "for i in range(len(a)))", None),
     ("a prange through import adgen", module("""
         import adgen
         from adgen import Array, f64

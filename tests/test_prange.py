@@ -247,7 +247,8 @@ def test_a_call_whose_adjoint_adds_to_shared_arrays_adds_atomically(
     assert "ADGEN_OMP(omp atomic)\n            xb[i] += tmp_2;\n" \
            "            ADGEN_OMP(omp atomic)\n            xb[j] -= tmp_2;" in helper
     assert "prange run in sequence" not in adjoint
-    assert "ADGEN_OMP(omp for reduction(+: cb_1))" in adjoint
+    assert "ADGEN_OMP(omp parallel for reduction(+: cb_1))" in adjoint  # no tape: helper_fwd
+    assert "helper_bwd(NULL, " in adjoint  # and helper_bwd record nothing
     report = adgen.check(str(path), modes=("forward", "reverse", "vector-reverse", "hvp"),
                          openmp=True)
     assert report.ok, report.table()

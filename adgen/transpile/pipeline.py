@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from .ir.core import Function, Module, is_array
@@ -279,9 +279,11 @@ def _transpile_source(path: str, source: str, modes: list[str], sel: Selection |
             log.record("lower", fn)
     simplify_module(module, log=log)
     device: set[str] = set()
+    derived_device: set[str] = set()  # and the custom rules the derivatives call there
     if target == "cuda":
-        from .analysis.targets import check_cuda
+        from .analysis.targets import check_cuda, with_custom_rules
         device = check_cuda(module, adjoint=any(m in ("reverse", "hvp") for m in modes))
+        derived_device = with_custom_rules(module, device)
     options = EmitOptions(bounds_checks=debug, source_name=module.file_name, target=target,
                           device=frozenset(device))
     outputs: dict[str, object] = {}
@@ -321,7 +323,8 @@ def _transpile_source(path: str, source: str, modes: list[str], sel: Selection |
         target = emitted_form(target, copy=(mode == "primal"), debug=debug, log=log,
                               cuda=(options.target == "cuda"))
         irs[mode] = target
-        outputs[mode] = emit_module(target, mode, options, command)
+        outputs[mode] = emit_module(target, mode, options if mode == "primal" else replace(
+            options, device=frozenset(derived_device)), command)
     unique = {(w.loc, w.message): w for w in diags.warnings}
     warnings = sorted(unique.values(), key=lambda w: (w.loc.file, w.loc.line, w.loc.col))
     return Transpiled(module, outputs, irs, log, warnings, options.target, requests or {})

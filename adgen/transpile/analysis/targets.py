@@ -20,9 +20,19 @@ HINT = "on the CUDA target arrays live on the device"
 
 
 def device_functions(module: Module) -> set[str]:
-    """The functions called, directly or not, inside a prange, and the custom derivatives
-    (``@custom_jvp``, ``@custom_vjp``) of those: a derivative of such a function calls them on
-    the device."""
+    """The functions called, directly or not, inside a prange."""
+    return _closure(module, [op.callee for fn in module.functions for loop in _pranges(fn)
+                             for op in loop.walk() if isinstance(op, Call)], rules=False)
+
+
+def with_custom_rules(module: Module, device: set[str]) -> set[str]:
+    """``device`` and the custom derivatives (``@custom_jvp`` tangents, ``@custom_vjp``
+    adjoints) of its functions, with what they call: the derivatives of a device function
+    call them on the device (in the primal, nothing calls them there)."""
+    return _closure(module, sorted(device), rules=True)
+
+
+def _closure(module: Module, roots: list[str], rules: bool) -> set[str]:
     out: set[str] = set()
     work: list[str] = []
 
@@ -31,15 +41,13 @@ def device_functions(module: Module) -> set[str]:
             out.add(name)
             work.append(name)
 
-    for fn in module.functions:
-        for loop in _pranges(fn):
-            for op in loop.walk():
-                if isinstance(op, Call):
-                    add(op.callee)
+    for name in roots:
+        add(name)
     while work:
         fn = module.function(work.pop())
-        add(fn.custom_tangent)
-        add(fn.custom_adjoint)
+        if rules:
+            add(fn.custom_tangent)
+            add(fn.custom_adjoint)
         for op in fn.walk():
             if isinstance(op, Call):
                 add(op.callee)

@@ -19,7 +19,7 @@ from ..ir.core import (
 from ..ir.prims import PRIMS
 from ..ir.types import ArrayType, ScalarType, Type, VecType, elem_of
 from .signature import CSignature
-from .variables import Var, Variables, constant_branch, touches_tape
+from .variables import Var, Variables, constant_branch, filling
 from ..frontend.diagnostics import AdgenError
 from ..ir.walk import increment, index_dependent
 
@@ -498,8 +498,8 @@ class FunctionEmitter(Variables):
         increments = set(callee.increments) if callee is not None else set()
         for p in sig.params:
             kind = p.source[0]
-            if kind == "tape":
-                args.append(self.tape)
+            if kind == "tape":  # NULL for a callee that records nothing
+                args.append(self.tape if self.uses_tape_in(op) else "NULL")
             elif kind == "value":
                 a = op.operands[p.source[1]]
                 if isinstance(a.type, VecType):
@@ -1076,21 +1076,12 @@ class FunctionEmitter(Variables):
         self.emit(f"return {ret_expr};" if ret_expr is not None else "return;", depth)
 
 
-def taping(module: Module, sigs: dict[str, CSignature]) -> set[str]:
+def taping(module: Module) -> set[str]:
     """The adjoints with a tape of their own (``f_b``, which report its size) that may fill
-    it: those that push or pop, or call a function that takes the tape or is one of them."""
-    local = [fn for fn in module.functions if fn.tape == "local" and fn.mode in TAPE_MODES]
-    out: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for fn in local:
-            if fn.name not in out and any(
-                    touches_tape(op, sigs) or isinstance(op, Call) and op.callee in out
-                    for op in fn.walk()):
-                out.add(fn.name)
-                changed = True
-    return out
+    it: those that push or pop, or call a function that does (``filling``)."""
+    fills = filling(module)
+    return {fn.name for fn in module.functions
+            if fn.tape == "local" and fn.mode in TAPE_MODES and fn.name in fills}
 
 
 #: the runtime's suffix of a C float type

@@ -145,6 +145,8 @@ def describe_hvp(fn: Function, sig: CSignature, module: Module) -> list[str]:
                 what = "the return value" if primal == "return" else c_of(primal)
                 how = "the tangent of" if primal in index and written(primal) else \
                     "incremented by the tangent of"
+                if of in fn.unneeded_tangents:  # the adjoint is not read on entry: nor this
+                    how = "not read on entry; on return " + how
                 zero = ", which is zero here (left as it is)" if \
                     p.ctype.startswith("const") else ""
                 notes.append(f"  {p.name}: {how} {c_of(of)}, the adjoint of {what}: (H v) "
@@ -162,7 +164,11 @@ def describe_hvp(fn: Function, sig: CSignature, module: Module) -> list[str]:
             notes.append(f"  {p.name}: out, result")
         elif name in fn.adjoint_of:
             primal = fn.adjoint_of[name]
-            if primal in index and written(primal):
+            if primal in index and written(primal) and name in fn.unneeded_tangents:
+                notes.append(f"  {p.name}: not read on entry ({c_of(primal)} is not among the "
+                             f"dependents, --of), on return the adjoint of {c_of(primal)} on "
+                             f"entry, as in {fn.primal}_b")
+            elif primal in index and written(primal):
                 notes.append(f"  {p.name}: on entry the adjoint of {c_of(primal)} on exit, on "
                              f"return the adjoint of {c_of(primal)} on entry, as in "
                              f"{fn.primal}_b")
@@ -291,7 +297,7 @@ def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -
     env = _env()
     tape_counter = f"size_t {base}_tape_bytes(void)" if mode in TAPE_MODES else None
     public = [fn for fn in functions if not sigs[fn.name].is_static]
-    tapes = taping(module, sigs)
+    tapes = taping(module)
     shared = parallel_adjoints(module)
     bodies = [emit_function(fn, sigs, module, options, tapes, fn.name in shared)
               for fn in functions]

@@ -45,10 +45,21 @@ class Var:
     values: list[Value] = field(default_factory=list)
 
 
-def touches_tape(op: Op, sigs: dict[str, CSignature]) -> bool:
-    """Whether ``op`` itself pushes or pops, or calls a function that takes the tape."""
-    return isinstance(op, (Push, Pop)) or isinstance(op, Call) and any(
-        p.source[0] == "tape" for p in sigs[op.callee].params)
+def filling(module: Module) -> set[str]:
+    """The functions that push or pop, or call one that does: a split adjoint ``g_fwd`` /
+    ``g_bwd`` takes the tape whether or not it uses it (one that only writes an array
+    records nothing), and a call of one that does not is given NULL."""
+    out: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for fn in module.functions:
+            if fn.name not in out and any(
+                    isinstance(op, (Push, Pop)) or isinstance(op, Call) and op.callee in out
+                    for op in fn.walk()):
+                out.add(fn.name)
+                changed = True
+    return out
 
 
 def constant_branch(r: Region) -> bool:
@@ -98,6 +109,8 @@ class Variables:
         self.iv_names: set[str] = set()
         self.active_ivs: list[str] = []
         self.uses_tape = False
+        #: the functions that push or pop, directly or not (``filling``), once asked for
+        self.filling: set[str] | None = None
         #: the whole adjoints that may fill a tape of their own (``c.taping``), and whether
         #: this function calls one
         self.taping: set[str] = set()
@@ -201,7 +214,10 @@ class Variables:
 
     def uses_tape_in(self, op: Op) -> bool:
         """Whether ``op`` pushes or pops, or calls a function that does."""
-        return any(touches_tape(inner, self.sigs) for inner in op.walk())
+        if self.filling is None:
+            self.filling = filling(self.module)
+        return any(isinstance(inner, (Push, Pop)) or isinstance(inner, Call)
+                   and inner.callee in self.filling for inner in op.walk())
 
     def sums(self, op: For) -> list[Value]:
         """The carried values of ``op`` that change (the others, which every iteration passes

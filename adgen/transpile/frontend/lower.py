@@ -431,7 +431,8 @@ class FunctionLowering(ExpressionLowering):
         it = node.iter
         if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name)
                 and it.func.value in ("range", "prange")):
-            if isinstance(it, cst.Call):
+            if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and \
+                    it.func.attr.value == "prange":
                 self.not_through_adgen(it.func)  # adgen.prange(n)
             raise self.error(it, "this loop is not supported (write for i in range(...); for an "
                                  "array, for i in range(len(a)))")
