@@ -1482,6 +1482,8 @@ CASES = [
      9, 12, 'jvp returns the value and its tangent; unpack them', None),
     ('nested: vector reverse through a taped gradient', '# checked with --mode vector-reverse\nimport math\nfrom adgen import Array, f64, grad, jvp\n\ndef f(x: float, n: int) -> float:\n    s = x\n    for i in range(n):\n        s = s * math.sin(s)\n    return s\n\n\ndef g(x: float, n: int) -> float:\n    return grad(f)(x, n)\n',
      13, 12, 'vector reverse mode through grad(f) is not supported', None),
+    ('nested: reverse through jvp of a function taking a taped gradient', 'import math\nfrom adgen import f64, grad, jvp\n\n\ndef helper(a: f64) -> f64:\n    return math.exp(a)\n\n\ndef energy(x: f64, n: int) -> f64:\n    s = helper(x)\n    for i in range(n):\n        s += 0.0\n    return s\n\n\ndef r(x: f64, n: int) -> f64:\n    return grad(energy)(x, n)\n\n\ndef top(x: f64, n: int) -> f64:\n    p, dp = jvp(r, (x, n), (1.0, None))\n    return dp\n',
+     21, 13, 'reverse mode through jvp(r, ...) is not supported: its tangent keeps the tape', None),
     # -- custom tangents (@custom_jvp) ------------------------------------------------------
     ('custom tangent with the wrong signature', 'import math\nfrom adgen import Array, custom_jvp, f64\n\ndef t(x: float) -> tuple[float, float]:\n    return x, 1.0\n\n\n@custom_jvp(t)\ndef f(x: float) -> float:\n    return x\n',
      8, 13, "'t' does not have the signature of a tangent of 'f'", (4, 5, "'t' defined here")),

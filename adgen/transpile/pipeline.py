@@ -402,10 +402,11 @@ def adjoint_module(single_exit: Module, requests: dict[str, "Request"], mode: st
     activity = analyze(single_exit, requests)
     diags.warnings += lint(single_exit, activity)
     check_nested(single_exit, activity)
-    if single_exit.nested and mode == "vector-reverse":
+    if single_exit.nested:
         from .ad.nested import check_reverse
         check_reverse(single_exit, {fn.name for fn in single_exit.functions
-                                    if activity.needs_derivative(fn.name)})
+                                    if activity.needs_derivative(fn.name)},
+                      vector=(mode == "vector-reverse"))
     target = reverse.differentiate(single_exit, activity, vector=(mode == "vector-reverse"),
                                    early=early)
     finish_module(target, mode, log)

@@ -306,20 +306,28 @@ def _place_tangents(module: Module, fn: Function, spec: Nested, target: Function
                 op.operands = [op.operands[k] for k in order]
 
 
-def check_reverse(module: Module, needs: set[str]) -> None:
-    """The vector adjoint does not use custom adjoints, and the reverse transform does not
-    reverse pushes and pops: it refuses a nested derivative whose code keeps a tape, located
-    at the ``grad(f)`` (scalar reverse mode uses ``f_grad_vjp``)."""
+def check_reverse(module: Module, needs: set[str], vector: bool) -> None:
+    """The reverse transform does not reverse pushes and pops: it refuses a nested derivative
+    whose code keeps a tape and that no custom adjoint replaces (``f_grad_vjp`` replaces a
+    taping ``grad(f)`` in scalar reverse mode; the vector adjoint uses no custom adjoint),
+    located at the ``grad(f)``/``jvp(f, ...)``.  In scalar reverse mode that is a ``jvp`` of
+    a function that takes ``grad`` of a taping one: its tangent keeps the adjoint's tape."""
     from .reverse import adjoint_only
 
-    needs = needs - adjoint_only(module, vector=True)
+    needs = needs - adjoint_only(module, vector=vector)
     for fn in module.functions:
         if fn.name not in needs or not any(isinstance(op, (Push, Pop)) for op in fn.walk()):
             continue
         spec = next((s for s in module.nested.values()
                      if fn.name == s.name or fn.name.startswith(s.name + "_")), None)
-        if spec is None:
-            continue
+        if spec is None or (spec.kind == "grad" and not vector):
+            continue  # scalar reverse: the functions of a taping grad(f) are f_grad_vjp's
+        if spec.kind == "jvp":
+            raise AdgenError(spec.loc, f"{'vector ' if vector else ''}reverse mode through "
+                                       f"{_spelled(spec)} is not supported: its tangent keeps "
+                                       f"the tape of an adjoint {spec.callee} takes (a grad of "
+                                       "a function with loops or calls) (use forward mode "
+                                       "outside)")
         raise AdgenError(spec.loc, f"vector reverse mode through {_spelled(spec)} is not "
                                    f"supported: {spec.callee}'s adjoint keeps a tape (values of "
                                    f"its loops) (use jvp({spec.callee}, ...) inside, or scalar "
