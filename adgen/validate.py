@@ -312,7 +312,8 @@ class Checker:
     def python_f64(self, *args: Any) -> Any:
         return getattr(self.py, self.fn.name)(*args)
 
-    def tangent_outputs(self, args: list[Any], tangent: Any, tans: list[Any]) -> list[Any]:
+    def tangent_outputs(self, args: list[Any], tangent: Any, tans: list[Any],
+                        nbdirs: int | None = None) -> list[Any]:
         res_types = [r.type for r in self.fn._primal.fn.results]
         # one entry per result, None where the result has no tangent (an int)
         res = list(tangent) if self.fn._primal.fn.returns_tuple else \
@@ -323,7 +324,9 @@ class Checker:
         for i, n in enumerate(self.fn.param_names):
             if n in written and isinstance(self.fn.param_types[i], ArrayType) and \
                     self.fn.param_types[i].elem.is_float:  # type: ignore[union-attr]
-                res.append(tans[i] if tans[i] is not None else np.zeros_like(args[i]))
+                # no tangent (outside --wrt and --of): zero, in each of nbdirs directions
+                res.append(tans[i] if tans[i] is not None else np.zeros(
+                    np.shape(args[i]) + (() if nbdirs is None else (nbdirs,))))
         return res
 
     def fd_error(self, t: list[Any], fd: list[Any], scale_f: float, floor: float = 1e-9) -> float:
@@ -352,7 +355,7 @@ class Checker:
         a = copy_args(self.args)
         tans = [t.copy() if isinstance(t, np.ndarray) else t for t in d]
         _, tv = self.fn.jvp_vec(a, tans)
-        vec_out = self.tangent_outputs(a, tv, tans)
+        vec_out = self.tangent_outputs(a, tv, tans, nb)
         errs = []
         for k in range(nb):
             dk = [None if t is None else np.ascontiguousarray(t[..., k]) if np.ndim(t) > 1 else

@@ -495,6 +495,12 @@ def test_an_array_outside_of_that_no_dependent_reads_has_no_adjoint_in_and_no_ro
     assert "dependents:   return\n" in header
     assert "outb (out_shape0): not read on entry (out is not among the dependents, --of), " \
            "on return the adjoint of out on entry" in header
+    # the check: no adjoint drawn for out; in vector-forward with wrt=['x'] out has no
+    # tangent at all, zero in each direction (it compared a zero without that axis: inf)
+    for wrt in (None, ["x"]):
+        report = adgen.check(path, modes=("forward", "vector-forward", "reverse",
+                                          "vector-reverse", "hvp"), of=["return"], wrt=wrt)
+        assert report.ok, report.table()
     full = adgen.load(path, modes=("reverse", "vector-forward"))
     assert adgen.jacobian(full.rc, (x, 2.0, out.copy())).matrix.shape == (3, 5)
     _, (_, _, outb) = full.rc.vjp((x, 2.0, out.copy()), 0.0, out_bars={"out": np.ones(2)})
