@@ -395,7 +395,10 @@ def jacobian(f: AdgenFunction, args: Sequence[Any], *, wrt: str | Sequence[str] 
     colors: np.ndarray | None = None
     pattern: tuple[np.ndarray, np.ndarray] | None = None
     if sparsity is not None:
-        describe = (f"rows: {', '.join(f'{b.name} ({b.size})' for b in rows) or 'none'}; "
+        def named(b: _Block) -> str:  # the entries of a returned tuple apart: return[k]
+            return f"return[{b.index}]" if b.name == "return" and d.returns_tuple else b.name
+
+        describe = (f"rows: {', '.join(f'{named(b)} ({b.size})' for b in rows) or 'none'}; "
                     f"columns: {', '.join(f'{b.name} ({b.size})' for b in columns) or 'none'}")
         pattern = _pattern(sparsity, (n_rows, n_cols), describe)
         pr, pc = pattern

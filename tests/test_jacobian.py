@@ -204,6 +204,11 @@ def test_bad_input_is_rejected(m: Any) -> None:
     with pytest.raises(ValueError, match=r"sparsity pattern has shape \(5, 4\), but the "
                                          r"Jacobian is 5 x 5 \(rows: y \(5\); columns: u \(5\)\)"):
         adgen.jacobian(m.stencil, args, wrt="u", sparsity=np.ones((5, 4), dtype=bool))
+    # the entries of a returned tuple are named apart (both were 'return (1)')
+    with pytest.raises(ValueError, match=r"the Jacobian is 6 x 9 \(rows: return\[0\] \(1\), "
+                                         r"return\[1\] \(1\), y \(4\); columns: a \(1\), "
+                                         r"x \(4\), y \(4\)\)"):
+        adgen.jacobian(m.mix, mix_args(), sparsity=np.ones((2, 2), dtype=bool))
     with pytest.raises(ValueError, match=r"sparsity pair \(5, 0\) is outside the 5 x 5"):
         adgen.jacobian(m.stencil, args, wrt="u", sparsity=[(0, 0), (5, 0)])
     with pytest.raises(ValueError, match="mode must be"):
