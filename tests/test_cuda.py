@@ -54,6 +54,17 @@ def _compile_strictly(cu: Path, tmp_path: Path, device_flags: list[str]) -> None
         assert cc.returncode == 0, f"{cu.name} {flags}:\n{cc.stderr}"
 
 
+def _compiled_strictly_and_checked(path: Path, tmp_path: Path, emulate: bool,
+                                   function: str) -> None:
+    """Every mode of ``path`` compiles for sm_80 without a warning (and for the emulation),
+    and ``function`` passes the three-way check (emulated, or on the GPU)."""
+    for cu in _write(path, tmp_path / "out"):
+        _compile_strictly(cu, tmp_path, ["-arch=sm_80"])
+    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=emulate,
+                         functions=[function])
+    assert report.ok, "\n" + report.table()
+
+
 @needs_nvcc
 def test_binomial_checkpointing_on_the_host_compiles_as_cpp(tmp_path: Path) -> None:
     """The snapshots of a binomial loop are local arrays: C++ (nvcc) needs the cast of
@@ -315,11 +326,7 @@ def test_custom_derivatives_called_in_a_kernel_run_on_the_device(tmp_path: Path,
         "    for i in prange(len(x)):\n"
         "        s += safe(x[i], y[i] + 1.0) + sp(x[i] * y[i])\n"
         "    return s\n")
-    for cu in _write(path, tmp_path / "out"):
-        _compile_strictly(cu, tmp_path, ["-arch=sm_80"])
-    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=emulate,
-                         functions=["cv"])
-    assert report.ok, "\n" + report.table()
+    _compiled_strictly_and_checked(path, tmp_path, emulate, "cv")
     # in the primal nothing calls the rules on the device: host code may call them, and they
     # stay functions of the module
     path.write_text(path.read_text() + "\n\ndef host(a: float) -> float:\n"
@@ -344,14 +351,10 @@ def test_a_kernel_calling_a_function_that_writes_an_array(tmp_path: Path, emulat
         "def call_write(x: Array[f64], y: Array[f64], c: float) -> None:\n"
         "    for i in prange(len(x)):\n"
         "        put(y, i, x[i] * c)\n")
-    for cu in _write(path, tmp_path / "out"):
-        _compile_strictly(cu, tmp_path, ["-arch=sm_80"])
     c = transpile(str(path), ["reverse"]).outputs["reverse"].source.text
     assert "put_bwd(NULL, " in c and "ADGEN_OMP(omp parallel for" in c and "adgen_tape tape" \
         not in c
-    report = adgen.check(str(path), modes=MODES, target="cuda", emulate=emulate,
-                         functions=["call_write"])
-    assert report.ok, "\n" + report.table()
+    _compiled_strictly_and_checked(path, tmp_path, emulate, "call_write")
 
 
 SUMS = (
