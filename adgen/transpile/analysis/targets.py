@@ -15,43 +15,23 @@ from __future__ import annotations
 
 from ..frontend.diagnostics import AdgenError
 from ..ir.core import Call, For, Function, Load, Module, Op, Store, Zeros
+from ..ir.walk import calls, reachable
 
 HINT = "on the CUDA target arrays live on the device"
 
 
 def device_functions(module: Module) -> set[str]:
     """The functions called, directly or not, inside a prange."""
-    return _closure(module, [op.callee for fn in module.functions for loop in _pranges(fn)
-                             for op in loop.walk() if isinstance(op, Call)], rules=False)
+    return reachable(module, [op.callee for fn in module.functions for loop in _pranges(fn)
+                              for op in loop.walk() if isinstance(op, Call)])
 
 
 def with_custom_rules(module: Module, device: set[str]) -> set[str]:
     """``device`` and the custom derivatives (``@custom_jvp`` tangents, ``@custom_vjp``
     adjoints) of its functions, with what they call: the derivatives of a device function
     call them on the device (in the primal, nothing calls them there)."""
-    return _closure(module, sorted(device), rules=True)
-
-
-def _closure(module: Module, roots: list[str], rules: bool) -> set[str]:
-    out: set[str] = set()
-    work: list[str] = []
-
-    def add(name: str) -> None:
-        if name and name not in out:
-            out.add(name)
-            work.append(name)
-
-    for name in roots:
-        add(name)
-    while work:
-        fn = module.function(work.pop())
-        if rules:
-            add(fn.custom_tangent)
-            add(fn.custom_adjoint)
-        for op in fn.walk():
-            if isinstance(op, Call):
-                add(op.callee)
-    return out
+    return reachable(module, device, lambda fn: calls(fn) + [
+        g for g in (fn.custom_tangent, fn.custom_adjoint) if g])
 
 
 def check_cuda(module: Module, adjoint: bool = False) -> set[str]:
