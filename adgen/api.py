@@ -330,16 +330,41 @@ def external_unit_text(path: str, headers: list[str]) -> str:
     return f"{includes}#line 1 \"{quoted}\"\n{text}"
 
 
-def fixed_nbdirs(cflags: Sequence[str]) -> int | None:
-    """The number of directions that ``-DADGEN_NBDIRS=N`` among ``cflags`` fixes (the last
-    one given wins, as with the compiler), or None."""
-    found = [int(m.group(1)) for f in cflags
-             for m in [re.fullmatch(r"-DADGEN_NBDIRS=(\d+)", f)] if m]
-    return found[-1] if found else None
+def fixed_nbdirs(cflags: Sequence[str], target: str = "c") -> int | None:
+    """The number of directions that ``-DADGEN_NBDIRS=N`` among ``cflags`` fixes, or None,
+    read as the compiler reads the flags: in order, the last definition or ``-U`` winning,
+    ``-D NAME`` in two words too; for the C target after those of ``CFLAGS`` and
+    ``CPPFLAGS``, which distutils puts first.  A definition adgen cannot read as the compiler
+    does (no value, ``010``, ``4u``, ``(4)``, 0, -3) is a ``UsageError``: the binding passes
+    the directions the C code assumes."""
+    fixed: int | None = None
+    words: list[str] = []
+    for var in ("CFLAGS", "CPPFLAGS") if target == "c" else ():
+        try:
+            words += shlex.split(os.environ.get(var, ""))
+        except ValueError:  # an unbalanced quote: distutils splits it its own way
+            words += os.environ.get(var, "").split()
+    words += list(cflags)
+    for k, flag in enumerate(words):
+        if flag in ("-D", "-U") and k + 1 < len(words):
+            flag = flag + words[k + 1]
+        m = re.fullmatch(r"-([DU])ADGEN_NBDIRS(=.*)?", flag)
+        if m is None:
+            continue
+        if m.group(1) == "U":
+            fixed = None
+        elif m.group(2) is not None and re.fullmatch(r"=[1-9][0-9]*", m.group(2)):
+            fixed = int(m.group(2)[1:])
+        else:
+            raise UsageError(f"cannot read '{flag}': the number of directions is written "
+                             f"-DADGEN_NBDIRS=N with N a decimal number of at least 1, e.g. "
+                             f"-DADGEN_NBDIRS=4")
+    return fixed
 
 
 def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> AdgenModule:
     """Build ``t`` (gcc and cffi; nvcc for the CUDA target) and wrap its functions."""
+    nbdirs = fixed_nbdirs(cflags, t.target)  # before the build: a flag it cannot read is refused
     if t.target == "cuda":
         ext: Any = build_cuda(t.module.name, unit_of(t), cflags)
     else:
@@ -355,7 +380,7 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
                 continue  # device functions on CUDA too; C functions given with @external
             written = {fn.param_names[i] for i in written_params(fn, ir)}
             calls.setdefault(fn.primal, {})[mode] = _Call(fn, emitted.signatures[fn.name], lib, ffi,
-                                                         written, device, fixed_nbdirs(cflags))
+                                                         written, device, nbdirs)
     functions = {}
     for name, by_mode in calls.items():
         if "primal" not in by_mode:

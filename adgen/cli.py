@@ -333,7 +333,7 @@ def build_failure(failure: str, files: dict[str, str], args: argparse.Namespace,
 
 
 def run(argv: Sequence[str]) -> int:
-    from .api import bind, check_modes, not_utf8, transpile
+    from .api import bind, check_modes, fixed_nbdirs, not_utf8, transpile
     from .build import (
         compiler_flags, cuda_library_path, extension_path, nvcc_flags, runtime_cuda_header,
         runtime_header,
@@ -431,6 +431,11 @@ def run(argv: Sequence[str]) -> int:
         flags = nvcc_flags(cflags, args.debug, args.emulate, args.arch)
     else:
         flags = compiler_flags(cflags, args.debug, args.openmp)
+    try:
+        fixed_nbdirs(flags, args.target)
+    except UsageError as exc:
+        print(f"adgen: error: --cflags: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     from .build import PROGRESS, BuildError
     from .validate import run_checks, use_sources
     if not args.quiet and sys.stderr.isatty():

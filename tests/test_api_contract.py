@@ -3,6 +3,7 @@ to 9, docs/python-api.md): each mistake raises an exception that names it."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -512,3 +513,51 @@ def test_an_array_outside_of_that_no_dependent_reads_has_no_adjoint_in_and_no_ro
     plain = heat.heat.vjp((u.copy(), 0.1, 3), 1.0)[1][0]
     barred = heat.heat.vjp((u.copy(), 0.1, 3), 1.0, out_bars={"u": np.ones(6)})[1][0]
     assert not np.allclose(plain, barred)
+
+
+NBMIN = """\
+import math
+
+from adgen import Array, f64
+
+
+def f(x: Array[f64]) -> float:
+    s = 0.0
+    for i in range(len(x)):
+        s += math.sin(x[i]) * x[i]
+    return s
+"""
+
+
+def test_the_fixed_number_of_directions_is_read_as_the_compiler_reads_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # -DADGEN_NBDIRS=010 is 8 to the compiler and was 10 to the binding (wrong tangents);
+    # '-D ADGEN_NBDIRS=4' and CFLAGS=-DADGEN_NBDIRS=3 were not seen (heap corruption), a
+    # later -UADGEN_NBDIRS neither, and =0 built a module no call could use
+    path = _module(tmp_path, NBMIN, "nbmin")
+    for flag in ("-DADGEN_NBDIRS=010", "-DADGEN_NBDIRS", "-DADGEN_NBDIRS=4u",
+                 "-DADGEN_NBDIRS=(4)", "-DADGEN_NBDIRS=0", "-DADGEN_NBDIRS=-3"):
+        with pytest.raises(adgen.UsageError, match=rf"^cannot read '{re.escape(flag)}': the "
+                                                   r"number of directions is written"):
+            adgen.load(path, modes=("vector-forward",), cflags=["-O2", flag])
+    x = np.array([0.3, 0.7, 1.1])
+
+    def directions(n: int) -> tuple[np.ndarray]:
+        return (np.ones((3, n)),)
+
+    m = adgen.load(path, modes=("vector-forward",), cflags=["-O2", "-D", "ADGEN_NBDIRS=4"])
+    with pytest.raises(ValueError, match=r"this build takes 4 directions"):
+        m.f.jvp_vec((x,), directions(3))
+    _, tangent = m.f.jvp_vec((x,), directions(4))
+    assert np.allclose(tangent, np.sum(np.sin(x) + x * np.cos(x)))
+    m = adgen.load(path, modes=("vector-forward",),
+                   cflags=["-O2", "-DADGEN_NBDIRS=4", "-UADGEN_NBDIRS"])
+    assert np.allclose(m.f.jvp_vec((x,), directions(7))[1], np.sum(np.sin(x) + x * np.cos(x)))
+    monkeypatch.setenv("CFLAGS", "-DADGEN_NBDIRS=3")
+    m = adgen.load(path, modes=("vector-forward",), cflags=["-O2"])
+    with pytest.raises(ValueError, match=r"this build takes 3 directions"):
+        m.f.jvp_vec((x,), directions(2))
+    r = run_cli(path, "--mode", "vector-forward", "--check", "--cflags=-DADGEN_NBDIRS=010",
+                "-o", str(tmp_path / "out"))
+    assert r.returncode == 2 and "--cflags: cannot read '-DADGEN_NBDIRS=010'" in r.stderr
+    assert not (tmp_path / "out").exists()
