@@ -649,11 +649,16 @@ def run_checks(path: str, modes: Sequence[str] = ("forward", "vector-forward", "
     return report
 
 
+#: the modes whose checks rest on the scalar tangent (compared with finite differences)
+FIRST_ORDER = ("forward", "vector-forward", "reverse", "vector-reverse")
+
+
 def derivative_rows(checker: Checker, fn: AdgenFunction, modes: Sequence[str],
                     rows: list[CheckRow]) -> None:
     """Append the rows of the derivative checks of ``modes`` that ``fn`` was built for."""
-    # the dot-product test trusts the tangent: check it against finite differences too
-    if fn._forward is not None and any(m in modes for m in ("forward", "reverse")):
+    # the dot-product test and the vector checks trust the scalar tangent: check it against
+    # finite differences too
+    if fn._forward is not None and any(m in modes for m in FIRST_ORDER):
         rows.append(checker.forward())
     if "vector-forward" in modes and fn._vector is not None:
         rows.append(checker.vector())
