@@ -673,6 +673,27 @@ CASES = [
                 x = x * 2.0
             return x
         """), 2, 5, "'# adgen: checkpoint' on a while loop is not supported yet", None),
+    ("checkpoint directive on a loop with a break", module("""
+        import math
+
+
+        def f(x: float, n: int) -> float:
+            for t in range(n):  # adgen: binomial(2)
+                if x > 100.0:
+                    break
+                x = math.sin(x) * 1.1
+            return x
+        """), 5, 25, "'# adgen: binomial(2)' on a loop that can end early (a break or a "
+                     "return in it) is not supported yet", None),
+    ("checkpoint directive on a loop with a return", module("""
+        def f(x: float, n: int) -> float:
+            for t in range(n):  # adgen: checkpoint
+                for j in range(3):
+                    if x > 100.0:
+                        return x
+                x = x * 1.1
+            return x
+        """), 2, 25, "'# adgen: checkpoint' on a loop that can end early", None),
     ("binomial directive on a while loop", module("""
         def f(x: float, n: int) -> float:
             while x < 10.0:  # adgen: binomial(4)

@@ -249,6 +249,12 @@ class Fence(cst.CSTVisitor):
                                               "supported yet (it applies to a for loop, or to a "
                                               "statement that calls a module function)")
             binomial = BINOMIAL.fullmatch(d) if d is not None else None
+            if (d == "checkpoint" or binomial is not None) and isinstance(node, cst.For) and \
+                    _leaves_early(node.body):
+                raise AdgenError(self.loc(c), f"'# adgen: {d}' on a loop that can end early "
+                                              "(a break or a return in it) is not supported yet "
+                                              f"(remove '# adgen: {d}', or let the loop run "
+                                              "its range)")
             if binomial is not None and isinstance(node, cst.While):
                 raise AdgenError(self.loc(c), f"'# adgen: {d}' on a while loop is not supported "
                                               "(binomial checkpointing needs the trip count: use "
@@ -330,3 +336,34 @@ class Fence(cst.CSTVisitor):
             raise AdgenError(self.loc(bad),
                              "keyword-only and positional-only parameters are not supported "
                              "(write plain parameters, without / or *)")
+
+
+def _leaves_early(body: cst.CSTNode) -> bool:
+    """Whether a loop with ``body`` can end before its range does: a ``return`` in it, or a
+    ``break`` of its own (not of a loop inside it)."""
+    found = False
+
+    class Leaves(cst.CSTVisitor):
+        def visit_Return(self, node: cst.Return) -> None:
+            nonlocal found
+            found = True
+
+        def visit_Break(self, node: cst.Break) -> None:
+            nonlocal found
+            found = True
+
+        def visit_For(self, node: cst.For) -> bool:  # a break there ends that loop
+            node.body.visit(ReturnsOnly())
+            return False
+
+        def visit_While(self, node: cst.While) -> bool:
+            node.body.visit(ReturnsOnly())
+            return False
+
+    class ReturnsOnly(cst.CSTVisitor):
+        def visit_Return(self, node: cst.Return) -> None:
+            nonlocal found
+            found = True
+
+    body.visit(Leaves())
+    return found
