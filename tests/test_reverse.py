@@ -616,6 +616,29 @@ def test_checkpointed_loop_tapes_its_carried_values_only(tmp_path: Path) -> None
     assert tapes[1] == 1000 * 16
 
 
+def test_a_checkpointed_loop_may_read_a_local_array(tmp_path: Path) -> None:
+    # f_b's local arrays live until its return, after the reverse sweep: buf, written before
+    # the loop, is read there again ("'buf' is a local array" refused it, against the docs)
+    source = ("import math\n\nfrom adgen import zeros\n\n\n"
+              "def ck_local(x: float, n: int) -> float:\n"
+              "    buf = zeros(n + 1)\n"
+              "    for i in range(n + 1):\n"
+              "        buf[i] = math.cos(x * i)\n"
+              "    a = x\n"
+              "    for t in range(n):  # adgen: {directive}\n"
+              "        a = a * buf[t] + math.sin(a * buf[t + 1])\n"
+              "    return a\n")
+    for directive, per_step in (("checkpoint", 8), ("binomial(3)", 0)):
+        path = tmp_path / f"cklocal_{per_step}.py"
+        path.write_text(source.format(directive=directive))
+        m = adgen.load(str(path), modes=("reverse",))
+        m.ck_local.grad(0.7, 1000)
+        assert m.tape_bytes() == 1000 * per_step, directive
+        report = adgen.check(str(path), modes=("forward", "reverse", "hvp"),
+                             args={"ck_local": [0.7, 50]})
+        assert report.ok, report.table()
+
+
 def test_binomial_checkpointing_of_a_long_time_loop(tmp_path: Path) -> None:
     # 100,000 steps with at most 20 snapshots: the tape stays empty (the state snapshots are
     # the 20 slots of local arrays; a step's sines are computed again), and the gradient is

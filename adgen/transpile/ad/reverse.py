@@ -893,6 +893,8 @@ class AdjointFunction:
         params = {p for i, p in enumerate(self.fn.params)
                   if not self.split or i in self.kept_params}
         every_param = set(self.fn.params)
+        if not self.split:  # f_b: its local arrays live until its return, after the sweep
+            params |= {inner.result for inner in self.fn.walk() if isinstance(inner, Zeros)}
 
         def unkept(array: Value) -> str:
             return f"'{array.name}' is a local array" if array not in every_param else \
