@@ -333,7 +333,7 @@ def external_unit_text(path: str, headers: list[str]) -> str:
 def fixed_nbdirs(cflags: Sequence[str], target: str = "c") -> int | None:
     """The number of directions that ``-DADGEN_NBDIRS=N`` among ``cflags`` fixes, or None,
     read as the compiler reads the flags: in order, the last definition or ``-U`` winning,
-    ``-D NAME`` in two words too; for the C target after those of ``CFLAGS`` and
+    ``-D NAME`` in two words and ``--define-macro`` too; for the C target after those of ``CFLAGS`` and
     ``CPPFLAGS``, which distutils puts first.  A definition adgen cannot read as the compiler
     does (no value, ``010``, ``4u``, ``(4)``, 0, -3) is a ``UsageError``: the binding passes
     the directions the C code assumes."""
@@ -345,9 +345,13 @@ def fixed_nbdirs(cflags: Sequence[str], target: str = "c") -> int | None:
         except ValueError:  # an unbalanced quote: distutils splits it its own way
             words += os.environ.get(var, "").split()
     words += list(cflags)
+    spelled = {"-D": "-D", "-U": "-U", "--define-macro": "-D", "--undefine-macro": "-U"}
     for k, flag in enumerate(words):
-        if flag in ("-D", "-U") and k + 1 < len(words):
-            flag = flag + words[k + 1]
+        if flag in spelled and k + 1 < len(words):  # two words: -D NAME=N
+            flag = spelled[flag] + words[k + 1]
+        elif flag.startswith(("--define-macro=", "--undefine-macro=")):
+            name, _, rest = flag.partition("=")
+            flag = spelled[name] + rest
         m = re.fullmatch(r"-([DU])ADGEN_NBDIRS(=.*)?", flag)
         if m is None:
             continue

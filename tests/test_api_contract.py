@@ -553,9 +553,11 @@ def test_the_fixed_number_of_directions_is_read_as_the_compiler_reads_it(
     def directions(n: int) -> tuple[np.ndarray]:
         return (np.ones((3, n)),)
 
-    m = adgen.load(path, modes=("vector-forward",), cflags=["-O2", "-D", "ADGEN_NBDIRS=4"])
-    with pytest.raises(ValueError, match=r"this build takes 4 directions"):
-        m.f.jvp_vec((x,), directions(3))
+    for spelled in (["-D", "ADGEN_NBDIRS=4"], ["--define-macro", "ADGEN_NBDIRS=4"],
+                    ["--define-macro=ADGEN_NBDIRS=4"]):
+        m = adgen.load(path, modes=("vector-forward",), cflags=["-O2", *spelled])
+        with pytest.raises(ValueError, match=r"this build takes 4 directions"):
+            m.f.jvp_vec((x,), directions(3))
     _, tangent = m.f.jvp_vec((x,), directions(4))
     assert np.allclose(tangent, np.sum(np.sin(x) + x * np.cos(x)))
     m = adgen.load(path, modes=("vector-forward",),

@@ -613,3 +613,35 @@ def test_a_prange_adding_into_what_it_reads_after_a_trial(tmp_path: Path) -> Non
     report = adgen.check(str(path), modes=("forward", "reverse", "vector-reverse", "hvp"),
                          openmp=True)
     assert report.ok, report.table()
+
+
+def test_a_prange_calling_a_taping_gradient_runs_in_parallel(tmp_path: Path) -> None:
+    # p_grad's whole adjoint keeps a tape of its own: the prange does not touch the caller's
+    # tape, so it runs in parallel (it ran in sequence, and the CUDA target refused it:
+    # 'needs a tape across iterations')
+    path = tmp_path / "ng.py"
+    path.write_text(textwrap.dedent("""
+        import math
+        from adgen import Array, f64, grad, prange
+
+        def p(x: f64, w: f64, n: int) -> f64:
+            for k in range(n):
+                x = math.sin(x * w) + 0.5 * x
+            return x
+
+        def field(xs: Array[f64], w: f64, out: Array[f64]) -> f64:
+            total = 0.0
+            for i in prange(len(xs)):
+                g = grad(p)(xs[i], w, 5)
+                out[i] = g * g
+                total += g
+            return total
+        """))
+    t = transpile(str(path), ["primal", "reverse"])
+    for mode in ("primal", "reverse"):
+        text = t.outputs[mode].source.text  # type: ignore[attr-defined]
+        assert "ADGEN_OMP(omp parallel for reduction(+: total))" in text, mode
+        assert "prange run in sequence" not in text, mode
+    transpile(str(path), ["primal", "forward", "reverse"], target="cuda")
+    report = adgen.check(str(path), modes=("forward", "reverse"), openmp=True)
+    assert report.ok, report.table()

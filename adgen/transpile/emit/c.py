@@ -19,7 +19,7 @@ from ..ir.core import (
 from ..ir.prims import PRIMS
 from ..ir.types import ArrayType, ScalarType, Type, VecType, elem_of
 from .signature import CSignature
-from .variables import Var, Variables, constant_branch, filling
+from .variables import Var, Variables, constant_branch, filling, pushing
 from ..frontend.diagnostics import AdgenError
 from ..ir.walk import increment, index_dependent
 
@@ -1078,10 +1078,10 @@ class FunctionEmitter(Variables):
 
 def taping(module: Module) -> set[str]:
     """The adjoints with a tape of their own (``f_b``, which report its size) that may fill
-    it: those that push or pop, or call a function that does (``filling``)."""
-    fills = filling(module)
-    return {fn.name for fn in module.functions
-            if fn.tape == "local" and fn.mode in TAPE_MODES and fn.name in fills}
+    it: those that push or pop, or call a function that fills the tape it is given
+    (``filling``) or is one of them."""
+    return pushing(module, [fn for fn in module.functions
+                            if fn.tape == "local" and fn.mode in TAPE_MODES], filling(module))
 
 
 #: the runtime's suffix of a C float type

@@ -46,17 +46,24 @@ class Var:
 
 
 def filling(module: Module) -> set[str]:
-    """The functions that push or pop, or call one that does: a split adjoint ``g_fwd`` /
-    ``g_bwd`` takes the tape whether or not it uses it (one that only writes an array
-    records nothing), and a call of one that does not is given NULL."""
+    """The functions that push or pop on the tape their caller gives them, or call one that
+    does: a split adjoint ``g_fwd`` / ``g_bwd`` takes the tape whether or not it uses it
+    (one that only writes an array records nothing), and a call of one that does not is
+    given NULL.  A whole adjoint ``g_b`` (a tape of its own, ``grad(g)`` in a prange) never
+    touches its caller's."""
+    return pushing(module, [fn for fn in module.functions if fn.tape != "local"], set())
+
+
+def pushing(module: Module, candidates: list[Function], through: set[str]) -> set[str]:
+    """The ``candidates`` that push or pop, or call one of them or one of ``through``."""
     out: set[str] = set()
     changed = True
     while changed:
         changed = False
-        for fn in module.functions:
+        for fn in candidates:
             if fn.name not in out and any(
-                    isinstance(op, (Push, Pop)) or isinstance(op, Call) and op.callee in out
-                    for op in fn.walk()):
+                    isinstance(op, (Push, Pop)) or isinstance(op, Call)
+                    and (op.callee in out or op.callee in through) for op in fn.walk()):
                 out.add(fn.name)
                 changed = True
     return out
