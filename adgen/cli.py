@@ -432,9 +432,11 @@ def run(argv: Sequence[str]) -> int:
     else:
         flags = compiler_flags(cflags, args.debug, args.openmp)
     try:
-        fixed_nbdirs(flags, args.target)
+        if args.build or args.check:  # the flags of a build: read as the binding reads them
+            fixed_nbdirs(flags, args.target)
     except UsageError as exc:
-        print(f"adgen: error: --cflags: {exc}", file=sys.stderr)
+        where = "--cflags" if args.target == "cuda" else "--cflags, CFLAGS or CPPFLAGS"
+        print(f"adgen: error: {where}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     from .build import PROGRESS, BuildError
     from .validate import run_checks, use_sources

@@ -569,5 +569,11 @@ def test_the_fixed_number_of_directions_is_read_as_the_compiler_reads_it(
         m.f.jvp_vec((x,), directions(2))
     r = run_cli(path, "--mode", "vector-forward", "--check", "--cflags=-DADGEN_NBDIRS=010",
                 "-o", str(tmp_path / "out"))
-    assert r.returncode == 2 and "--cflags: cannot read '-DADGEN_NBDIRS=010'" in r.stderr
+    assert r.returncode == 2 and "adgen: error: --cflags, CFLAGS or CPPFLAGS: cannot read " \
+        "'-DADGEN_NBDIRS=010'" in r.stderr
     assert not (tmp_path / "out").exists()
+    # the environment's flags matter to a build only
+    monkeypatch.setenv("CFLAGS", "-DADGEN_NBDIRS")
+    assert run_cli(path, "--mode", "vector-forward", "-o", str(tmp_path / "gen")).returncode == 0
+    r = run_cli(path, "--mode", "vector-forward", "--build", "-o", str(tmp_path / "built"))
+    assert r.returncode == 2 and "cannot read '-DADGEN_NBDIRS'" in r.stderr
