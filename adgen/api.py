@@ -333,8 +333,8 @@ def external_unit_text(path: str, headers: list[str]) -> str:
 def fixed_nbdirs(cflags: Sequence[str], target: str = "c") -> int | None:
     """The number of directions that ``-DADGEN_NBDIRS=N`` among ``cflags`` fixes, or None,
     read as the compiler reads the flags: in order, the last definition or ``-U`` winning,
-    ``-D NAME`` in two words and ``--define-macro`` too; for the C target after those of ``CFLAGS`` and
-    ``CPPFLAGS``, which distutils puts first.  A definition adgen cannot read as the compiler
+    ``-D NAME`` in two words and ``--define-macro`` too; for the C target after those of
+    ``CFLAGS`` and ``CPPFLAGS``, which distutils puts first.  A definition adgen cannot read as the compiler
     does (no value, ``010``, ``4u``, ``(4)``, 0, -3) is a ``UsageError``: the binding passes
     the directions the C code assumes."""
     fixed: int | None = None

@@ -41,7 +41,7 @@ from .build import compiler_flags, nvcc_flags
 from .transpile.analysis.activity import Request
 from .transpile.ir.core import Module
 from .transpile.ir.types import F32, ArrayType, ScalarType, Type, elem_of
-from .transpile.ir.walk import calls, reachable
+from .transpile.ir.walk import calls_and_rules, reachable
 
 ARRAY_EXTENT = 4
 INT_VALUE = 3
@@ -143,8 +143,7 @@ def single_precision(module: Module, name: str) -> bool:
     an array's elements): through ``--precision f32`` or an explicit ``f32`` annotation.  One
     such value is enough: a function mixing ``f32`` and ``f64`` loses single precision's
     digits where its values go through ``f32``."""
-    reached = reachable(module, [name], lambda fn: calls(fn) + [
-        g for g in (fn.custom_tangent, fn.custom_adjoint) if g])
+    reached = reachable(module, [name], calls_and_rules)
     for fn in module.functions:
         if fn.name not in reached:
             continue

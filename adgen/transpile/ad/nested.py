@@ -32,7 +32,7 @@ from ..ir.core import (
     LOOPS, Call, Function, Module, Nested, Pop, Push, Region, Result, Return, Value,
 )
 from ..ir.types import ArrayType, ScalarType
-from ..ir.walk import calls, reachable, substitute
+from ..ir.walk import calls, calls_and_rules, reachable, substitute
 
 if TYPE_CHECKING:
     from ..frontend.diagnostics import Diagnostics
@@ -72,8 +72,7 @@ def _reached(module: Module, name: str) -> set[str]:
     """``name`` and every function it calls, directly or not (nested ones by name only), and
     the custom derivatives of those (``f_grad_vjp``, ``@custom_vjp``, ``@custom_jvp``): their
     derivatives call them."""
-    return reachable(module, [name], lambda fn: calls(fn) + [
-        g for g in (fn.custom_adjoint, fn.custom_tangent) if g])
+    return reachable(module, [name], calls_and_rules)
 
 
 def _build(module: Module, spec: Nested, diags: "Diagnostics") -> list[Function]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..frontend.diagnostics import AdgenError
 from ..ir.core import Call, For, Function, Load, Module, Op, Store, Zeros
-from ..ir.walk import calls, reachable
+from ..ir.walk import calls_and_rules, reachable
 
 HINT = "on the CUDA target arrays live on the device"
 
@@ -30,8 +30,7 @@ def with_custom_rules(module: Module, device: set[str]) -> set[str]:
     """``device`` and the custom derivatives (``@custom_jvp`` tangents, ``@custom_vjp``
     adjoints) of its functions, with what they call: the derivatives of a device function
     call them on the device (in the primal, nothing calls them there)."""
-    return reachable(module, device, lambda fn: calls(fn) + [
-        g for g in (fn.custom_tangent, fn.custom_adjoint) if g])
+    return reachable(module, device, calls_and_rules)
 
 
 def check_cuda(module: Module, adjoint: bool = False) -> set[str]:

@@ -48,6 +48,12 @@ def calls(fn: Function) -> list[str]:
     return [op.callee for op in fn.walk() if isinstance(op, Call)]
 
 
+def calls_and_rules(fn: Function) -> list[str]:
+    """The functions ``fn`` calls and its custom derivatives (``@custom_jvp`` tangent,
+    ``@custom_vjp`` adjoint, a nested gradient's ``f_grad_vjp``): its derivatives call them."""
+    return calls(fn) + [g for g in (fn.custom_tangent, fn.custom_adjoint) if g]
+
+
 def reachable(module: Module, roots: Iterable[str],
               follow: Callable[[Function], list[str]] = calls) -> set[str]:
     """``roots`` and every name reached from them through ``follow`` (by default, calls),
