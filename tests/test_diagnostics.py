@@ -626,6 +626,42 @@ CASES = [
                 s += g(a, i)
             return s
         """), 5, 5, "a prange in 'g', which runs on the device", None),
+    ("CUDA: a prange in the custom adjoint of a device function", CUDA + HEADER + module("""
+        def g_adj(x: float, retb: float) -> float:
+            a = 0.0
+            for k in prange(2):
+                a += retb
+            return a
+
+        @custom_vjp(g_adj)
+        def g(x: float) -> float:
+            return 2.0 * x
+
+        def f(a: Array[f64]) -> float:
+            s = 0.0
+            for i in prange(len(a)):
+                s += g(a[i])
+            return s
+        """), 5, 5, "a prange in 'g_adj', which runs on the device (the derivatives of 'g', "
+        "which is called inside a prange, call it): kernels cannot launch kernels", None),
+    ("CUDA: the custom adjoint of a device function called on the host", CUDA + HEADER + module("""
+        def g_adj(x: float, retb: float) -> float:
+            return 2.0 * retb
+
+        @custom_vjp(g_adj)
+        def g(x: float) -> float:
+            return 2.0 * x
+
+        def f(a: Array[f64]) -> float:
+            s = 0.0
+            for i in prange(len(a)):
+                s += g(a[i])
+            return s
+
+        def h(x: float) -> float:
+            return g_adj(x, x)
+        """), 17, 12, "'g_adj' runs on the device (the derivatives of 'g', which is called "
+        "inside a prange, call it) and is called here on the host too", None),
     ("CUDA: local arrays", CUDA + HEADER + module("""
         def f(a: Array[f64]) -> float:
             b = zeros(len(a))
@@ -1783,6 +1819,12 @@ ACCEPTED = {
             for é in range(len(σ2)):
                 β += σ2[é] * α
             return β
+
+        def g(x: Array[f64], tape: float) -> float:
+            s = 0.0
+            for k in range(len(x)):
+                s = s * tape + x[k]
+            return s
         """),
     "parameter named like a module constant, assigned": module("""
         N = 3
@@ -1819,6 +1861,10 @@ def test_names_c_cannot_have_are_renamed(tmp_path: Path) -> None:
     header = (out / "model_b.h").read_text()
     assert "double alpha, double *alphab, const double *sigma2" in header
     assert "double v__Bool" in header and "double typeof_" in header and "v___x" in header
+    # g_b's own tape is named tape: the parameter is not (it was: exit 0, code that did not
+    # compile)
+    assert "double g_b(const double *x, double *xb, int64_t x_shape0, double tape_, " \
+        "double *tapeb, double retb)" in header
     bad = tmp_path / "my-model.py"
     bad.write_text("def f(x: float) -> float:\n    return x\n")
     r = run_cli(str(bad), "-o", str(tmp_path / "bad"))

@@ -282,7 +282,8 @@ def _transpile_source(path: str, source: str, modes: list[str], sel: Selection |
     derived_device: set[str] = set()  # and the custom rules the derivatives call there
     if target == "cuda":
         from .analysis.targets import check_cuda, with_custom_rules
-        device = check_cuda(module, adjoint=any(m in ("reverse", "hvp") for m in modes))
+        device = check_cuda(module, adjoint=any(m in ("reverse", "hvp") for m in modes),
+                            derivatives=any(m != "primal" for m in modes))
         derived_device = with_custom_rules(module, device)
     options = EmitOptions(bounds_checks=debug, source_name=module.file_name, target=target,
                           device=frozenset(device))

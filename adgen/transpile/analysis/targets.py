@@ -33,10 +33,12 @@ def with_custom_rules(module: Module, device: set[str]) -> set[str]:
     return reachable(module, device, calls_and_rules)
 
 
-def check_cuda(module: Module, adjoint: bool = False) -> set[str]:
+def check_cuda(module: Module, adjoint: bool = False, derivatives: bool = False) -> set[str]:
     """Raise ``AdgenError`` for what cannot run on the CUDA target; return the device
     functions.  ``adjoint``: an adjoint is asked for, whose binomial checkpointing keeps its
-    snapshots in local arrays."""
+    snapshots in local arrays.  ``derivatives``: a derivative mode is asked for, whose code
+    calls the custom rules of device functions on the device (``with_custom_rules``): they
+    are checked as device functions too."""
     for fn in module.functions:
         ext = fn.external
         if ext is not None:
@@ -45,12 +47,13 @@ def check_cuda(module: Module, adjoint: bool = False) -> set[str]:
                                       f"{ext.source}; use --target c, or write the function in "
                                       "Python)")
     device = device_functions(module)
+    checked = with_custom_rules(module, device) if derivatives else device
     for fn in module.functions:
         for op in fn.walk():
             if isinstance(op, Zeros):
                 raise AdgenError(op.loc, "local arrays (zeros) are not supported on the CUDA "
                                          "target yet (pass the array as a parameter)")
-        on_device = [o for o in fn.walk()] if fn.name in device else \
+        on_device = [o for o in fn.walk()] if fn.name in checked else \
             [o for loop in _pranges(fn) for o in loop.walk()]
         for op in on_device if adjoint else []:
             if isinstance(op, For) and op.directive.startswith("binomial"):
@@ -59,11 +62,11 @@ def check_cuda(module: Module, adjoint: bool = False) -> set[str]:
                                          "arrays, which kernels cannot allocate (not supported "
                                          "on the CUDA target yet: use '# adgen: checkpoint', "
                                          "or the C target)")
-        if fn.name in device:
+        if fn.name in checked:
             for loop in _pranges(fn):
                 raise AdgenError(loop.loc, f"a prange in '{fn.name}', which runs on the device "
-                                           "(it is called inside a prange): kernels cannot "
-                                           "launch kernels (use range)")
+                                           f"({_why_on_device(module, device, fn.name)}): kernels "
+                                           "cannot launch kernels (use range)")
             continue
         inside: set[Op] = {o for loop in _pranges(fn) for o in loop.walk()}
         for op in fn.walk():
@@ -72,12 +75,25 @@ def check_cuda(module: Module, adjoint: bool = False) -> set[str]:
                                          f"'{op.operands[0].name}' outside a prange ({HINT}: "
                                          "index arrays inside a prange loop, or in a function "
                                          "called from one)")
-            if isinstance(op, Call) and op not in inside and op.callee in device:
-                raise AdgenError(op.loc, f"'{op.callee}' runs on the device (it is called inside "
-                                         "a prange) and is called here on the host too (not "
-                                         "supported on the CUDA target yet: call it inside a "
-                                         "prange, or give the host a copy under another name)")
+            if isinstance(op, Call) and op not in inside and op.callee in checked:
+                reason = _why_on_device(module, device, op.callee)
+                raise AdgenError(op.loc, f"'{op.callee}' runs on the device ({reason}) and is "
+                                         "called here on the host too (not supported on the CUDA "
+                                         "target yet: call it inside a prange, or give the host "
+                                         "a copy under another name)")
     return device
+
+
+def _why_on_device(module: Module, device: set[str], name: str) -> str:
+    """Why ``name`` runs on the device: called inside a prange, or by the derivatives of such
+    a function (its custom rule, or what the rule calls)."""
+    if name in device:
+        return "it is called inside a prange"
+    for fn in module.functions:
+        rules = [g for g in (fn.custom_tangent, fn.custom_adjoint) if g]
+        if fn.name in device and rules and name in reachable(module, rules, calls_and_rules):
+            return f"the derivatives of '{fn.name}', which is called inside a prange, call it"
+    raise AssertionError(f"{name} is not reached from a device function")
 
 
 def _pranges(fn: Function) -> list[For]:

@@ -68,9 +68,10 @@ def signature(fn: Function, written: set[int], functions: frozenset[str] = froze
     primal_index = {name: i for i, name in enumerate(fn.param_names)}
     pending_shapes: list[CParam] = []
     taken: set[str] = set()
+    if fn.tape is not None:  # the tape's name, a parameter's or a local's: no parameter's
+        taken.add("tape")
     if fn.tape == "param":
         params.append(CParam("tape", "adgen_tape *", ("tape",)))
-        taken.add("tape")
     cnames = [c_safe(n, taken, functions) for n in fn.param_names]
     result_index = {r.name: j for j, r in enumerate(fn.results)}
     increments: dict[str, list[str]] = {}
