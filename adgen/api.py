@@ -330,6 +330,19 @@ def external_unit_text(path: str, headers: list[str]) -> str:
     return f"{includes}#line 1 \"{quoted}\"\n{text}"
 
 
+#: gcc options whose argument may be the next word
+_ARGUMENT_NEXT = ("-I", "-o", "-L", "-l", "-include", "-imacros", "-isystem", "-idirafter",
+                  "-iquote", "-iprefix", "-iwithprefix", "-iwithprefixbefore", "-isysroot",
+                  "-imultilib", "-x", "-MF", "-MT", "-MQ", "-Xlinker", "-Xassembler",
+                  "-aux-info", "--param", "-T", "-u", "-z", "-e", "--include-directory",
+                  "--output", "--library-directory")
+#: nvcc's too (``-Xcompiler -DN=8`` defines N for the host compiler only)
+_NVCC_ARGUMENT_NEXT = ("-Xcompiler", "--compiler-options", "-Xptxas", "--ptxas-options",
+                       "-Xnvlink", "--nvlink-options", "-ccbin", "--compiler-bindir", "-odir",
+                       "--output-directory", "-arch", "--gpu-architecture", "-code",
+                       "--gpu-code", "-gencode", "--generate-code")
+
+
 def fixed_nbdirs(cflags: Sequence[str], target: str = "c") -> int | None:
     """The number of directions that ``-DADGEN_NBDIRS=N`` among ``cflags`` fixes, or None,
     read as the compiler reads the flags: in order, the last definition or ``-U`` winning,
@@ -346,9 +359,20 @@ def fixed_nbdirs(cflags: Sequence[str], target: str = "c") -> int | None:
             words += os.environ.get(var, "").split()
     words += list(cflags)
     spelled = {"-D": "-D", "-U": "-U", "--define-macro": "-D", "--undefine-macro": "-U"}
-    for k, flag in enumerate(words):
-        if flag in spelled and k + 1 < len(words):  # two words: -D NAME=N
-            flag = spelled[flag] + words[k + 1]
+    # options whose argument is the next word, which is then no option of its own
+    # (``-I -DADGEN_NBDIRS=4`` names an include directory; nvcc hands ``-Xcompiler``'s
+    # argument to the host compiler only)
+    taking = set(_ARGUMENT_NEXT) | (set(_NVCC_ARGUMENT_NEXT) if target == "cuda" else set())
+    k = 0
+    while k < len(words):
+        flag = words[k]
+        k += 1
+        if flag in taking:
+            k += 1
+            continue
+        if flag in spelled and k < len(words):  # two words: -D NAME=N
+            flag = spelled[flag] + words[k]
+            k += 1
         elif flag.startswith(("--define-macro=", "--undefine-macro=")):
             name, _, rest = flag.partition("=")
             flag = spelled[name] + rest

@@ -187,6 +187,12 @@ def test_a_build_with_a_fixed_number_of_directions() -> None:
 
     assert fixed_nbdirs(["-O3", "-DADGEN_NBDIRS=4", "-DADGEN_NBDIRS=5"]) == 5
     assert fixed_nbdirs(["-O3", "-DADGEN_NBDIRSX=4"]) is None
+    # the argument of an option that takes the next word is no definition: gcc reads
+    # -I -DADGEN_NBDIRS=4 as an include directory, nvcc hands -Xcompiler's to the host only
+    assert fixed_nbdirs(["-I", "-DADGEN_NBDIRS=4"]) is None
+    assert fixed_nbdirs(["-I", "inc", "-DADGEN_NBDIRS=4", "-o", "-UADGEN_NBDIRS"]) == 4
+    assert fixed_nbdirs(["-Xcompiler", "-DADGEN_NBDIRS=8"], "cuda") is None
+    assert fixed_nbdirs(["-Xpreprocessor", "-DADGEN_NBDIRS=6"]) == 6
     modes = ("vector-forward", "vector-reverse")
     general = adgen.load(EX / "rosenbrock.py", modes=modes)
     fixed = adgen.load(EX / "rosenbrock.py", modes=modes,
