@@ -7,8 +7,8 @@
  *   dependents:   c_new, h_new
  *   zb (z_shape0 x z_shape1 x nbdirs): incremented by the adjoint of z
  *   cb (c_shape0 x nbdirs): incremented by the adjoint of c
- *   flushb (flush_shape0 x nbdirs): incremented by the adjoint of flush
- *   copyb (copy_shape0 x nbdirs): incremented by the adjoint of copy
+ *   flushb (flush_shape0 x nbdirs): incremented by the adjoint of flush, which is zero here (left as it is)
+ *   copyb (copy_shape0 x nbdirs): incremented by the adjoint of copy, which is zero here (left as it is)
  *   c_newb (c_new_shape0 x nbdirs): on entry the adjoint of c_new on exit, on return the adjoint of c_new on entry
  *   h_newb (h_new_shape0 x nbdirs): on entry the adjoint of h_new on exit, on return the adjoint of h_new on entry
  *   Input adjoints are added to (zero them first); output adjoints are consumed.

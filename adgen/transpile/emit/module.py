@@ -89,7 +89,8 @@ def describe_adjoint(fn: Function, sig: CSignature, module: Module) -> list[str]
                     notes.append(f"  {p.name} ({dims}): on entry the adjoint of {pc} on exit, on "
                                  f"return the adjoint of {pc} on entry")
                 else:
-                    notes.append(f"  {p.name} ({dims}): incremented by the adjoint of {pc}")
+                    notes.append(f"  {p.name} ({dims}): incremented by the adjoint of {pc}"
+                                 f"{_left_as_it_is(p.ctype)}")
             elif name in fn.tangent_of:
                 what = fn.tangent_of[name]
                 outs.append("return" if what == "return" else what)
@@ -110,6 +111,12 @@ def describe_adjoint(fn: Function, sig: CSignature, module: Module) -> list[str]
         lines.append(f"  returns the value of {fn.primal}")
     lines.append("  Input adjoints are added to (zero them first); output adjoints are consumed.")
     return lines
+
+
+def _left_as_it_is(ctype: str) -> str:
+    """What the header adds to an adjoint (or its tangent) that the function only reads: the
+    derivative is zero, nothing is added."""
+    return ", which is zero here (left as it is)" if ctype.startswith("const") else ""
 
 
 def describe_hvp(fn: Function, sig: CSignature, module: Module) -> list[str]:
@@ -147,10 +154,8 @@ def describe_hvp(fn: Function, sig: CSignature, module: Module) -> list[str]:
                     "incremented by the tangent of"
                 if of in fn.unneeded_tangents:  # the adjoint is not read on entry: nor this
                     how = "not read on entry; on return " + how
-                zero = ", which is zero here (left as it is)" if \
-                    p.ctype.startswith("const") else ""
                 notes.append(f"  {p.name}: {how} {c_of(of)}, the adjoint of {what}: (H v) "
-                             f"weighted by the output adjoints{zero}")
+                             f"weighted by the output adjoints{_left_as_it_is(p.ctype)}")
             elif written(of) and name in fn.unneeded_tangents:
                 notes.append(f"  {p.name}: in, the direction v for {c_of(of)} on entry; on "
                              f"return zero where {c_of(of)} gets a value no adjoint needs, "
@@ -174,7 +179,7 @@ def describe_hvp(fn: Function, sig: CSignature, module: Module) -> list[str]:
                              f"{fn.primal}_b")
             elif primal in index or name in fn.increments:
                 notes.append(f"  {p.name}: incremented by the adjoint of {c_of(primal)}, as in "
-                             f"{fn.primal}_b")
+                             f"{fn.primal}_b{_left_as_it_is(p.ctype)}")
             else:
                 notes.append(f"  {p.name}: in, adjoint of "
                              f"{'the return value' if primal == 'return' else c_of(primal)}")

@@ -10,10 +10,10 @@
  *   cb: incremented by the adjoint of c, as in hm_lstm_b
  *   cbd: incremented by the tangent of cb, the adjoint of c: (H v) weighted by the output adjoints
  *   flushd: in, the direction v for flush
- *   flushb: incremented by the adjoint of flush, as in hm_lstm_b
+ *   flushb: incremented by the adjoint of flush, as in hm_lstm_b, which is zero here (left as it is)
  *   flushbd: incremented by the tangent of flushb, the adjoint of flush: (H v) weighted by the output adjoints, which is zero here (left as it is)
  *   copyd: in, the direction v for copy
- *   copyb: incremented by the adjoint of copy, as in hm_lstm_b
+ *   copyb: incremented by the adjoint of copy, as in hm_lstm_b, which is zero here (left as it is)
  *   copybd: incremented by the tangent of copyb, the adjoint of copy: (H v) weighted by the output adjoints, which is zero here (left as it is)
  *   c_newd: in, the direction v for c_new on entry; on return the tangent of c_new
  *   c_newb: on entry the adjoint of c_new on exit, on return the adjoint of c_new on entry, as in hm_lstm_b
