@@ -132,6 +132,21 @@ CASES = textwrap.dedent('''
         for k in range(2):
             s += softplus_sum(x, w + k, y)
         return s
+
+
+    def reread(x: Array[f64], y: Array[f64]) -> float:
+        """x[i] read before an if and again in both branches (one direction): the branches'
+        loads take its adjoint, the first load none (it was added twice)."""
+        s = 0.0
+        for i in prange(len(x)):  # adgen: forward-in-reverse
+            a = x[i]
+            if a > 0.0:
+                y[i] = x[i] * 2.0
+            else:
+                y[i] = x[i] * 3.0
+            t = x[i] if a > 0.5 else 2.0 * x[i]
+            s += t + a * a
+        return s
 ''')
 
 
@@ -146,6 +161,7 @@ def _inputs(rng: np.random.Generator, n: int) -> dict[str, tuple]:
         "steps": (rng.standard_normal(n), 0.4, 3),
         "reset": (rng.standard_normal(n), rng.standard_normal(n)),
         "caller": (rng.standard_normal(n), 0.7, np.zeros(n)),
+        "reread": (rng.standard_normal(n), np.zeros(n)),
     }
 
 
@@ -242,7 +258,7 @@ def test_other_loops_give_the_gradient_of_plain_reverse(modules: dict[str, Path]
         f, g = getattr(mixed, name), getattr(plain, name)
         fn = f._primal.fn
         written = {"softplus_sum": "y", "stencil": "out", "inner_power": "y", "clipped": "y",
-                   "either": "out", "reset": "y", "caller": "y"}
+                   "either": "out", "reset": "y", "caller": "y", "reread": "y"}
         bars = {written[name]: rng.standard_normal(300)} if name in written else {}
         ybar = 1.3 if fn.results else None
 
@@ -264,7 +280,7 @@ def test_other_loops_pass_the_three_way_check(modules: dict[str, Path]) -> None:
     report = adgen.check(str(modules["cases"]), modes=("forward", "reverse", "vector-reverse",
                                                        "hvp"))
     assert report.ok, "\n" + report.table()
-    assert len({r.function for r in report.rows}) == 8
+    assert len({r.function for r in report.rows}) == 9
 
 
 #: runs in a fresh process, so that OMP_NUM_THREADS=2 holds when libgomp starts (libgomp is

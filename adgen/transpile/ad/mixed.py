@@ -344,6 +344,11 @@ class IterationJacobian:
             inner = dict(state)
             self.transpose(old_r.ops[:-1], Builder(new_r, op.loc), inner)
             branches.append(inner)
+        # a direction a load outside the if shares with loads in every branch: each branch's
+        # load takes its adjoint, so none is left for the load before the if (it was added
+        # again there)
+        for d in [d for d in state if all(d not in s for s in branches)]:
+            del state[d]
         keys = sorted({d for s in branches for d in s} - owned)
         changed: list[int] = [d for d in keys if any(s.get(d) is not state.get(d)
                                                      for s in branches)]
