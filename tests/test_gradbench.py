@@ -141,6 +141,22 @@ def test_protocol_messages(tool: ToolSession) -> None:
     assert r["success"] is False and "cube" in r["error"]
     assert tool.send({"kind": "analysis", "of": 3, "valid": False, "error": "x"}) == {"id": tool.next_id - 1}
     assert tool.send({"kind": "something-new"}) == {"id": tool.next_id - 1}
+    # an input without a field the function reads: an error naming it (it read "module 'lse'
+    # has no function 'gradient'"), and an input lse cannot take (it read x[0] of nothing)
+    define(tool, "lse")
+    r = tool.send({"kind": "evaluate", "module": "lse", "function": "gradient",
+                   "input": {"X": [1.0]}})
+    assert r["success"] is False and "KeyError: 'x'" in r["error"], r
+    r = tool.send({"kind": "evaluate", "module": "lse", "function": "primal", "input": {"x": []}})
+    assert r["success"] is False and "x must have at least one element" in r["error"], r
+    # a non-finite output is null (NaN and Infinity are not JSON: the line was refused whole)
+    r = tool.send({"kind": "evaluate", "module": "hello", "function": "square", "input": 1e308})
+    assert r["success"] is True and r["output"] is None
+    # a line that is no message is ignored (it ended the tool with a traceback)
+    assert tool.proc.stdin is not None
+    tool.proc.stdin.write("not json\n[1, 2]\n")
+    assert tool.send({"kind": "something-new"}) == {"id": tool.next_id - 1}
+    assert "ignored a line that is not a message" in tool.log()
 
 
 def test_runs_and_seconds(tool: ToolSession) -> None:

@@ -133,7 +133,7 @@ class Eval:
     def job(self, function: str, input: Any) -> Job:
         factory = getattr(self, f"fn_{function}", None)
         if factory is None:
-            raise KeyError(function)
+            raise UnknownFunction(function)
         return factory(input)
 
 
@@ -173,8 +173,15 @@ class Lse(Eval):
     module = "lse"
     modes = ("reverse",)
 
-    def fn_primal(self, inp: dict) -> Job:
+    @staticmethod
+    def _x(inp: dict) -> np.ndarray:
         x = f64(inp["x"])
+        if x.size == 0:  # lse reads x[0]
+            raise ValueError("lse: x must have at least one element")
+        return x
+
+    def fn_primal(self, inp: dict) -> Job:
+        x = self._x(inp)
         args, res = self.raw.a(x), [0.0]
         fn = self.m.lib.lse
 
@@ -183,7 +190,7 @@ class Lse(Eval):
         return Job(run, lambda: res[0])
 
     def fn_gradient(self, inp: dict) -> Job:
-        x = f64(inp["x"])
+        x = self._x(inp)
         xb = np.zeros_like(x)
         args = self.raw.a(x, xb)
         fn = self.m.lse_b
@@ -599,7 +606,7 @@ class Particle(Eval):
 
     def job(self, function: str, input: Any) -> Job:
         if function not in ("rr", "rf", "fr", "ff"):
-            raise KeyError(function)
+            raise UnknownFunction(function)
         w0, res = float(input["w"]), [0.0]
         fn = getattr(self.m.lib, f"particle_{function}")
 
@@ -614,7 +621,7 @@ class Saddle(Eval):
 
     def job(self, function: str, input: Any) -> Job:
         if function not in ("rr", "rf", "fr", "ff"):
-            raise KeyError(function)
+            raise UnknownFunction(function)
         s0, s1 = (float(v) for v in input["start"])
         out = [self.m.ffi.new("double *") for _ in range(4)]
         fn = getattr(self.m.lib, f"saddle_{function}")
@@ -644,6 +651,10 @@ def runs_wanted(input: Any) -> tuple[int, float]:
         if "runs" in input:
             return max(1, int(input["runs"])), 0.0
     return 1, 0.0
+
+
+class UnknownFunction(Exception):
+    """An evaluate message names a function its module does not have."""
 
 
 def evaluate(job: Job, min_runs: int, min_seconds: float) -> list[dict[str, Any]]:
@@ -700,7 +711,7 @@ class Tool:
         input = message.get("input")
         try:
             job = ev.job(str(function), input)
-        except KeyError:
+        except UnknownFunction:  # (a KeyError of the job, an input without a field, is not)
             return {"success": False, "error": f"module {module!r} has no function {function!r}"}
         except Exception as e:
             return {"success": False, "error": "".join(traceback.format_exception(e))}
@@ -722,9 +733,36 @@ def main() -> None:
     for line in sys.stdin:
         if not line.strip():
             continue
-        response = tool.handle(json.loads(line))
-        out.write(json.dumps(response) + "\n")
+        try:
+            message = json.loads(line)
+            if not isinstance(message, dict):
+                raise ValueError(f"a message is a JSON object, got {type(message).__name__}")
+        except ValueError as e:  # no id to answer: say so on stderr and go on
+            print(f"adgen tool: ignored a line that is not a message ({e}): {line.strip()[:200]}",
+                  file=sys.stderr)
+            continue
+        out.write(dumps(tool.handle(message)) + "\n")
         out.flush()
+
+
+def dumps(response: dict[str, Any]) -> str:
+    """``response`` as one line of JSON, a non-finite float written ``null`` (as GradBench's
+    C++ references write it): ``NaN`` and ``Infinity`` are not JSON, and the intermediary
+    refuses the whole line."""
+    try:
+        return json.dumps(response, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(response), allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 if __name__ == "__main__":
