@@ -247,7 +247,10 @@ def make_quote(path: str, target: bool = False) -> str:
 
 
 def make_dirs(directory: str) -> list[str]:
-    """Create ``directory`` and its missing parents; returns those created, outermost first."""
+    """Create ``directory`` and its missing parents; returns those created, outermost first.
+    A directory that another process creates meanwhile (two adgen runs, or make -j, writing
+    into the same new directory) is used as it is and not counted as created, so that a
+    failed run does not remove it; a file in its place is an error."""
     missing = []
     d = os.path.normpath(directory)
     while d and not os.path.exists(d) and d not in missing:
@@ -256,7 +259,12 @@ def make_dirs(directory: str) -> list[str]:
     created = []
     try:
         for d in reversed(missing):
-            os.mkdir(d)
+            try:
+                os.mkdir(d)
+            except FileExistsError:
+                if os.path.isdir(d):
+                    continue
+                raise
             created.append(d)
     except OSError:
         remove_dirs(created)

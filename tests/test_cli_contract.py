@@ -397,3 +397,35 @@ def test_a_failed_compile_names_the_files_whatever_the_paths(
     assert rc == 3, err
     assert f"\n{out / 'rosenbrock_b.c'}:" in err and "--check" not in err, err
     assert "my cache" not in err, err
+
+
+def test_an_output_directory_made_meanwhile_by_another_run_is_used(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Two runs (make -j) creating the same new -o directory: the one that finds it made by
+    the other between its look and its mkdir uses it (it failed, 'File exists', exit 2), and
+    does not remove it when it fails; a file made there is still an error."""
+    from adgen import cli
+
+    mkdir = os.mkdir
+
+    def made_meanwhile(d: str, *args: object) -> None:
+        mkdir(d)  # the other run's
+        mkdir(d, *args)
+    monkeypatch.setattr(cli.os, "mkdir", made_meanwhile)
+    out = tmp_path / "gen" / "x"
+    assert cli.main([str(ROSEN), "-o", str(out), "-q"]) == 0, capsys.readouterr().err
+    assert sorted(tree(out)) == ["adgen_runtime.h", "rosenbrock_d.c", "rosenbrock_d.h"]
+    # a failed write removes only the directories this run made: none here
+    other = tmp_path / "other" / "y"
+    assert cli.main([str(ROSEN), "-o", str(other), "-MF", str(tmp_path / "no" / "r.d")]) == 2
+    assert other.is_dir() and tree(tmp_path / "other") == {}
+    capsys.readouterr()
+
+    def file_meanwhile(d: str, *args: object) -> None:
+        Path(d).write_text("")
+        mkdir(d, *args)
+    monkeypatch.setattr(cli.os, "mkdir", file_meanwhile)
+    assert cli.main([str(ROSEN), "-o", str(tmp_path / "f" / "z")]) == 2
+    rejected_err = capsys.readouterr().err
+    assert f"cannot create the directory {tmp_path / 'f'}: File exists" in rejected_err
