@@ -114,7 +114,11 @@ def parser() -> argparse.ArgumentParser:
                         "written; repeat for several")
     p.add_argument("--seed", type=_seed, default=0, help="random seed of --check inputs")
     p.add_argument("-MD", dest="make_deps", action="store_true",
-                   help="write a Make dependency file (OUTDIR/MODULE.d unless -MF is given)")
+                   help="write a Make dependency file (OUTDIR/MODULE.d unless -MF is given): "
+                        "a rule whose targets are the .c and .h files this run writes (not "
+                        "adgen_runtime.h, nor a file that --source replaces, which this run "
+                        "leaves alone) and whose prerequisites are the module and the C files "
+                        "of its @external functions")
     p.add_argument("-MF", dest="dep_file", metavar="FILE", help="name of the dependency file")
     p.add_argument("--precision", choices=["f64", "f32"], default="f64",
                    help="what float/f64 mean (default f64)")
@@ -511,8 +515,11 @@ def run(argv: Sequence[str]) -> int:
         outputs[os.path.join(outdir, name)] = text
     if args.make_deps or args.dep_file:
         dep = args.dep_file or os.path.join(outdir, t.module.name + ".d")
+        # the files this run writes: not the runtime headers (the same for every module), nor
+        # the generated file a --source replaces (the user's, which this run leaves alone)
         targets = " ".join(make_quote(os.path.join(outdir, n), target=True) for n in files
-                           if n not in ("adgen_runtime.h", "adgen_runtime_cuda.cuh"))
+                           if n not in ("adgen_runtime.h", "adgen_runtime_cuda.cuh")
+                           and n not in kept)
         prerequisites = " ".join(make_quote(p) for p in [path, *external_sources(t)])
         outputs[dep] = f"{targets}: {prerequisites}\n"
     try:

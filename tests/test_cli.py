@@ -68,6 +68,22 @@ def test_make_dependency_file(tmp_path: Path) -> None:
     assert (tmp_path / "o2" / "rosenbrock.d").exists()
 
 
+def test_dependency_file_names_only_the_files_this_run_writes(tmp_path: Path) -> None:
+    """A generated file that --source replaces is the user's, which this run leaves alone:
+    it is not a target of the rule (make would take it for adgen's output of the module)."""
+    module = tmp_path / "rosenbrock.py"
+    module.write_text(ROSEN.read_text())
+    args = ["rosenbrock.py", "--mode", "primal", "--mode", "reverse", "-o", "g", "-q"]
+    assert run_cli(*args, cwd=tmp_path).returncode == 0
+    edited = tmp_path / "g" / "rosenbrock_b.c"
+    edited.write_text(edited.read_text() + "/* edited */\n")
+    r = run_cli(*args, "--build", "--source", "g/rosenbrock_b.c", "-MD", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert edited.read_text().endswith("/* edited */\n")
+    assert (tmp_path / "g" / "rosenbrock.d").read_text() == \
+        "g/rosenbrock.c g/rosenbrock.h g/rosenbrock_b.h: rosenbrock.py\n"
+
+
 def test_head_selects_function_inputs_and_outputs(tmp_path: Path) -> None:
     r = run_cli(str(ROOT / "examples" / "piecewise.py"), "--head", "piecewise(return)/(a)",
                 "-o", str(tmp_path), "-q")
