@@ -23,6 +23,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
+import adgen
 from helpers import run_cli
 
 
@@ -1880,6 +1882,31 @@ def test_names_c_cannot_have_are_renamed(tmp_path: Path) -> None:
     assert r.returncode == 2 and "the module name 'adgen_runtime' is the name of adgen's " \
         "runtime header (adgen_runtime.h)" in r.stderr, r.stderr
     assert not (tmp_path / "rt").exists()
+    # a module named like a system header: with -I for the generated files, its math.h was
+    # read for <math.h> (exit 0, then fmod, floor ... undeclared)
+    (tmp_path / "sys").mkdir()
+    shadow = tmp_path / "sys" / "math.py"
+    shadow.write_text("def f(x: float) -> float:\n    return x\n")
+    r = run_cli(str(shadow), "-o", str(tmp_path / "sys" / "out"))
+    assert r.returncode == 2 and "the module name 'math' is the name of a system header " \
+        "(math.h)" in r.stderr, r.stderr
+    assert not (tmp_path / "sys" / "out").exists()
+
+
+def test_include_guards_are_those_of_the_files(tmp_path: Path) -> None:
+    """The guard is the header's name as it is: runtime.h's was the runtime's own guard (its
+    prototypes lost), Model.h's and model.h's were one."""
+    from adgen.api import transpile
+
+    guards = []
+    for name in ("runtime", "Model", "model"):
+        path = tmp_path / f"{name}.py"
+        path.write_text("def f(x: float) -> float:\n    return x\n")
+        header = transpile(str(path), ["primal"]).outputs["primal"].header.text
+        guards.append(re.search(r"#ifndef (\w+)", header).group(1))
+    runtime = (Path(adgen.__file__).parent / "runtime_c" / "adgen_runtime.h").read_text()
+    guards.append(re.search(r"#ifndef (\w+)", runtime).group(1))
+    assert guards == ["ADGEN_runtime_H", "ADGEN_Model_H", "ADGEN_model_H", "ADGEN_adgen_runtime_H"]
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")

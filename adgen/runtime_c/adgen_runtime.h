@@ -11,8 +11,8 @@
  * (ADGEN_OMP).  Everything is static inline: no library to link, nothing
  * global except a thread-local record of the tape size of the last call.
  */
-#ifndef ADGEN_RUNTIME_H
-#define ADGEN_RUNTIME_H
+#ifndef ADGEN_adgen_runtime_H
+#define ADGEN_adgen_runtime_H
 
 #include <math.h>
 #include <stdbool.h>
@@ -395,4 +395,4 @@ static inline int64_t adgen_check_index(int64_t i, int64_t n, const char *where)
 #define ADGEN_INDEX(i, n, where) (i)
 #endif
 
-#endif /* ADGEN_RUNTIME_H */
+#endif /* ADGEN_adgen_runtime_H */

@@ -315,7 +315,9 @@ def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -
         filename=base + ext, what=what, source=module.file_name, version=__version__,
         command=command, summary=summary, header=base + ".h", static_prototypes=statics,
         functions=bodies, tape_counter=tape_counter, cuda=cuda)
-    guard = "ADGEN_" + "".join(ch if ch.isalnum() else "_" for ch in base.upper()) + "_H"
+    # the file's name as it is (model.h and Model.h of two modules need two guards), and never
+    # the runtime's (ADGEN_adgen_runtime_H: a module named adgen_runtime is refused)
+    guard = f"ADGEN_{base}_H"
     header = env.get_template("header.h.j2").render(
         filename=base + ".h", what=what, source=module.file_name, version=__version__,
         guard=guard, functions=[{"doc": describe(fn, sigs[fn.name], module),
