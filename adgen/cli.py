@@ -118,7 +118,9 @@ def parser() -> argparse.ArgumentParser:
                         "a rule whose targets are the .c and .h files this run writes (not "
                         "adgen_runtime.h, nor a file that --source replaces, which this run "
                         "leaves alone) and whose prerequisites are the module and the C files "
-                        "of its @external functions")
+                        "of its @external functions; and, as gcc -MP writes, an empty rule for "
+                        "each of those C files, so that make does not stop when one is renamed "
+                        "or removed")
     p.add_argument("-MF", dest="dep_file", metavar="FILE", help="name of the dependency file")
     p.add_argument("--precision", choices=["f64", "f32"], default="f64",
                    help="what float/f64 mean (default f64)")
@@ -521,7 +523,11 @@ def run(argv: Sequence[str]) -> int:
                            if n not in ("adgen_runtime.h", "adgen_runtime_cuda.cuh")
                            and n not in kept)
         prerequisites = " ".join(make_quote(p) for p in [path, *external_sources(t)])
-        outputs[dep] = f"{targets}: {prerequisites}\n"
+        # as gcc -MP: an empty rule for each prerequisite but the module, so that make does
+        # not stop ("No rule to make target") when an @external C file is renamed or removed
+        # and the module no longer names it; it reruns adgen, which writes the new rules
+        phony = "".join(f"\n{make_quote(p, target=True)}:\n" for p in external_sources(t))
+        outputs[dep] = f"{targets}: {prerequisites}\n{phony}"
     try:
         created = make_dirs(outdir)
     except OSError as exc:

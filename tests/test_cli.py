@@ -84,6 +84,42 @@ def test_dependency_file_names_only_the_files_this_run_writes(tmp_path: Path) ->
         "g/rosenbrock.c g/rosenbrock.h g/rosenbrock_b.h: rosenbrock.py\n"
 
 
+EXTERNAL = """import math
+
+from adgen import external, f64
+
+
+@external("k.c", name="sp_c", tangent="sp_c_d", adjoint="sp_c_b")
+def sp(x: f64) -> f64:
+    return math.log1p(math.exp(x))
+
+
+def loss(x: float) -> float:
+    return sp(x) * 2.0
+"""
+
+
+def test_dependency_file_has_an_empty_rule_for_each_external_c_file(tmp_path: Path) -> None:
+    """As gcc -MP: an @external C file renamed or removed (and the module changed to name
+    another) made make stop with 'No rule to make target k.c' before adgen could run again."""
+    import shutil
+
+    (tmp_path / "m.py").write_text(EXTERNAL)
+    (tmp_path / "k.c").write_text("")
+    r = run_cli("m.py", "--mode", "reverse", "-o", "g", "-MD", "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    dep = tmp_path / "g" / "m.d"
+    assert dep.read_text() == "g/m_b.c g/m_b.h: m.py k.c\n\nk.c:\n"
+    if shutil.which("make") is None:
+        return
+    (tmp_path / "k.c").unlink()
+    (tmp_path / "rule.mk").write_text("g/%_b.c:\n\t@echo remake $@\n")
+    made = subprocess.run(["make", "-f", str(dep), "-f", "rule.mk", "g/m_b.c"], cwd=tmp_path,
+                          capture_output=True, text=True, check=False)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout == "remake g/m_b.c\n"
+
+
 def test_head_selects_function_inputs_and_outputs(tmp_path: Path) -> None:
     r = run_cli(str(ROOT / "examples" / "piecewise.py"), "--head", "piecewise(return)/(a)",
                 "-o", str(tmp_path), "-q")
