@@ -42,6 +42,19 @@ def test_generated_c_compiles_cleanly(example: Path, tmp_path: Path) -> None:
             assert cc.returncode == 0, f"{c_file.name} {extra}:\n{cc.stderr}"
 
 
+def test_debug_code_compiles_cleanly_with_the_checks_off(tmp_path: Path) -> None:
+    """--debug code is also a release build without -DADGEN_DEBUG: an extent read only by
+    ADGEN_INDEX was an unused parameter there (-Wextra -Werror failed on kernels.c)."""
+    example = EXAMPLES[0].parent / "kernels.py"
+    result = run_cli(str(example), "--mode", "primal", "--mode", "reverse", "--mode", "forward",
+                     "--debug", "-o", str(tmp_path), "-q")
+    assert result.returncode == 0, result.stderr
+    for c_file in sorted(tmp_path.glob("*.c")):
+        for extra in ([], ["-DADGEN_DEBUG"]):
+            cc = compile_strict(c_file, tmp_path / (c_file.stem + ".o"), *extra)
+            assert cc.returncode == 0, f"{c_file.name} {extra}:\n{cc.stderr}"
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
 def test_golden(example: Path, update_goldens: bool) -> None:
     check_goldens(transpile(str(example), MODES).outputs.values(), GOLDEN, update_goldens)
