@@ -120,7 +120,8 @@ def parser() -> argparse.ArgumentParser:
                         "leaves alone) and whose prerequisites are the module and the C files "
                         "of its @external functions; and, as gcc -MP writes, an empty rule for "
                         "each of those C files, so that make does not stop when one is renamed "
-                        "or removed")
+                        "or removed. A path with a newline in it, which make cannot read, is "
+                        "refused (exit 2, nothing written)")
     p.add_argument("-MF", dest="dep_file", metavar="FILE", help="name of the dependency file")
     p.add_argument("--precision", choices=["f64", "f32"], default="f64",
                    help="what float/f64 mean (default f64)")
@@ -422,8 +423,22 @@ def run(argv: Sequence[str]) -> int:
                   f"rename {source})", file=sys.stderr)
             return EXIT_BAD_INPUT
 
+    kept = {os.path.basename(src) for src in args.source}
+    # the rule of -MD: the files this run writes, not the runtime headers (the same for every
+    # module) nor the generated file a --source replaces (the user's, which this run leaves
+    # alone), made from the module and the C files of its @external functions
+    dep_targets = [os.path.join(outdir, n) for n in files
+                   if n not in ("adgen_runtime.h", "adgen_runtime_cuda.cuh") and n not in kept]
+    dep_prerequisites = [path, *external_sources(t)]
     if args.make_deps or args.dep_file:
         dep = args.dep_file or os.path.join(outdir, t.module.name + ".d")
+        for word in (*dep_targets, *dep_prerequisites):
+            if "\n" in word:  # make reads a rule line by line: no quoting keeps a newline
+                fix = "rename it or its directory" if word in dep_prerequisites else \
+                    "choose another -o"
+                print(f"adgen: error: -MD: make cannot read a path with a newline in it: "
+                      f"{word!r} ({fix})", file=sys.stderr)
+                return EXIT_BAD_INPUT
         taken = {os.path.realpath(os.path.join(outdir, n)): "a generated file" for n in files}
         taken.update((os.path.realpath(p), "the module") for p in [path])
         taken.update((os.path.realpath(p), "a --source file") for p in args.source)
@@ -508,7 +523,6 @@ def run(argv: Sequence[str]) -> int:
               file=sys.stderr)
         return EXIT_BAD_INPUT
 
-    kept = {os.path.basename(src) for src in args.source}
     outputs: dict[str, str] = {}
     for name, text in files.items():
         if name in kept:
@@ -516,17 +530,12 @@ def run(argv: Sequence[str]) -> int:
             continue  # never overwrite the edited file the user asks to check
         outputs[os.path.join(outdir, name)] = text
     if args.make_deps or args.dep_file:
-        dep = args.dep_file or os.path.join(outdir, t.module.name + ".d")
-        # the files this run writes: not the runtime headers (the same for every module), nor
-        # the generated file a --source replaces (the user's, which this run leaves alone)
-        targets = " ".join(make_quote(os.path.join(outdir, n), target=True) for n in files
-                           if n not in ("adgen_runtime.h", "adgen_runtime_cuda.cuh")
-                           and n not in kept)
-        prerequisites = " ".join(make_quote(p) for p in [path, *external_sources(t)])
+        targets = " ".join(make_quote(p, target=True) for p in dep_targets)
+        prerequisites = " ".join(make_quote(p) for p in dep_prerequisites)
         # as gcc -MP: an empty rule for each prerequisite but the module, so that make does
         # not stop ("No rule to make target") when an @external C file is renamed or removed
         # and the module no longer names it; it reruns adgen, which writes the new rules
-        phony = "".join(f"\n{make_quote(p, target=True)}:\n" for p in external_sources(t))
+        phony = "".join(f"\n{make_quote(p, target=True)}:\n" for p in dep_prerequisites[1:])
         outputs[dep] = f"{targets}: {prerequisites}\n{phony}"
     try:
         created = make_dirs(outdir)

@@ -429,3 +429,17 @@ def test_an_output_directory_made_meanwhile_by_another_run_is_used(
     assert cli.main([str(ROSEN), "-o", str(tmp_path / "f" / "z")]) == 2
     rejected_err = capsys.readouterr().err
     assert f"cannot create the directory {tmp_path / 'f'}: File exists" in rejected_err
+
+
+def test_a_path_with_a_newline_in_the_dependency_rule_is_refused(tmp_path: Path) -> None:
+    """make reads a rule line by line, and no quoting keeps a newline: -o or the module's
+    directory with one gave a dependency file make could not read ('missing separator')."""
+    r = run_cli(str(ROSEN), "-o", "n\nl", "-MD", cwd=tmp_path)
+    rejected(r, "-MD: make cannot read a path with a newline in it: 'n\\nl/rosenbrock_d.c' "
+                "(choose another -o)")
+    (tmp_path / "d\nd").mkdir()
+    (tmp_path / "d\nd" / "rosenbrock.py").write_text(ROSEN.read_text())
+    r = run_cli("d\nd/rosenbrock.py", "-o", "out", "-MD", cwd=tmp_path)
+    rejected(r, "'d\\nd/rosenbrock.py' (rename it or its directory)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d\nd"]
+    assert run_cli(str(ROSEN), "-o", "n\nl", "-q", cwd=tmp_path).returncode == 0  # no -MD: no rule
