@@ -300,6 +300,9 @@ def check_options(args: argparse.Namespace) -> None:
     if bad is not None:
         name, own, why = bad
         raise UsageError(f"--{name} applies to --target {own}" + (f" ({why})" if why else ""))
+    if args.dep_file == "":
+        # -MF "" (an unset variable in a Makefile) wrote no dependency file and said nothing
+        raise UsageError(f"-MF needs the name of the dependency file, not {args.dep_file!r}")
     if not (args.build or args.check):
         for dest, option in BUILD_OPTIONS:
             if getattr(args, dest):

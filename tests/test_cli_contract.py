@@ -40,6 +40,7 @@ def rejected(r, fragment: str) -> None:  # type: ignore[no-untyped-def]
     (["--target", "cuda", "--emulate"], "--emulate needs --build or --check"),
     (["--target", "cuda", "--arch", "sm_90"], "--arch needs --build or --check"),
     (["--target", "cuda", "--openmp", "--build"], "--openmp applies to --target c"),
+    (["-MF", ""], "-MF needs the name of the dependency file, not ''"),  # it wrote none, exit 0
 ])
 def test_rejected_options_write_nothing(tmp_path: Path, args: list[str], fragment: str) -> None:
     module = ROOT / "examples" / ("kernels.py" if "cuda" in args else "rosenbrock.py")
