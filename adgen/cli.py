@@ -253,6 +253,16 @@ def make_quote(path: str, target: bool = False) -> str:
     return "".join(out)
 
 
+def same_file(a: str, b: str) -> bool:
+    """Whether the paths ``a`` and ``b`` name one file: the same file when both exist (another
+    spelling of the path, a link, a name that differs in case on a file system that ignores
+    it), else the same path once links are resolved."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
 def make_dirs(directory: str) -> list[str]:
     """Create ``directory`` and its missing parents; returns those created, outermost first.
     A directory that another process creates meanwhile (two adgen runs, or make -j, writing
@@ -418,6 +428,14 @@ def run(argv: Sequence[str]) -> int:
     files["adgen_runtime.h"] = runtime_header()
     if args.target == "cuda":
         files["adgen_runtime_cuda.cuh"] = runtime_cuda_header()
+    for name in files:
+        if name not in {os.path.basename(src) for src in args.source} and \
+                same_file(os.path.join(outdir, name), path):
+            # a module not named .py (m.h) and -o its directory: its header replaced it
+            print(f"adgen: error: writing {os.path.join(outdir, name)} would overwrite the "
+                  f"module {path} (choose another -o, or name the module "
+                  f"{t.module.name}.py)", file=sys.stderr)
+            return EXIT_BAD_INPUT
     from .api import external_sources
     for source in external_sources(t):
         if os.path.abspath(source) in {os.path.abspath(os.path.join(outdir, n)) for n in files}:
@@ -442,11 +460,10 @@ def run(argv: Sequence[str]) -> int:
                 print(f"adgen: error: -MD: make cannot read a path with a newline in it: "
                       f"{word!r} ({fix})", file=sys.stderr)
                 return EXIT_BAD_INPUT
-        taken = {os.path.realpath(os.path.join(outdir, n)): "a generated file" for n in files}
-        taken.update((os.path.realpath(p), "the module") for p in [path])
-        taken.update((os.path.realpath(p), "a --source file") for p in args.source)
-        taken.update((os.path.realpath(p), "an @external C file") for p in external_sources(t))
-        clash = taken.get(os.path.realpath(dep))
+        taken = [*((os.path.join(outdir, n), "a generated file") for n in files),
+                 (path, "the module"), *((p, "a --source file") for p in args.source),
+                 *((p, "an @external C file") for p in external_sources(t))]
+        clash = next((what for p, what in taken if same_file(dep, p)), None)
         if clash is not None:
             print(f"adgen: error: the dependency file {dep} would overwrite {clash} (name "
                   "another with -MF)", file=sys.stderr)

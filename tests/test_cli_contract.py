@@ -444,3 +444,22 @@ def test_a_path_with_a_newline_in_the_dependency_rule_is_refused(tmp_path: Path)
     rejected(r, "'d\\nd/rosenbrock.py' (rename it or its directory)")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d\nd"]
     assert run_cli(str(ROSEN), "-o", "n\nl", "-q", cwd=tmp_path).returncode == 0  # no -MD: no rule
+
+
+def test_an_output_never_overwrites_the_module(tmp_path: Path) -> None:
+    """A module not named .py whose output has its name (m.h and --mode primal -o its
+    directory) was replaced by the generated header, exit 0; now refused, nothing written.
+    So is -MF naming the module by another path."""
+    module = tmp_path / "sqh.h"
+    module.write_text(ROSEN.read_text())
+    r = run_cli("sqh.h", "--mode", "primal", "-o", ".", cwd=tmp_path)
+    rejected(r, "writing ./sqh.h would overwrite the module sqh.h")
+    assert module.read_text() == ROSEN.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sqh.h"]
+    (tmp_path / "sub").mkdir()
+    r = run_cli("../sqh.h", "--mode", "primal", "-o", "../sub/..", cwd=tmp_path / "sub")
+    rejected(r, "would overwrite the module ../sqh.h")
+    r = run_cli("sqh.h", "--mode", "primal", "-o", "out", "-MF", "sub/../sqh.h", cwd=tmp_path)
+    rejected(r, "the dependency file sub/../sqh.h would overwrite the module")
+    assert module.read_text() == ROSEN.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sqh.h", "sub"]
