@@ -55,6 +55,25 @@ def test_debug_code_compiles_cleanly_with_the_checks_off(tmp_path: Path) -> None
             assert cc.returncode == 0, f"{c_file.name} {extra}:\n{cc.stderr}"
 
 
+def test_single_precision_code_compiles_cleanly(tmp_path: Path) -> None:
+    """A constant beyond float's range is INFINITY in f32 code, one below its smallest
+    subnormal 0.0f: kernels.py's best = 1e300 was written 1e+300f, which gcc warns about
+    even without -Wall ("floating constant exceeds range of 'float'"), as 1e-50f
+    ("truncated to zero")."""
+    from adgen.transpile.emit.c import c_float
+    from adgen.transpile.ir.types import F32, F64
+
+    assert [c_float(v, F32) for v in (1e300, -1e39, 1e-50, -1e-50, 3.4e38, 1e-45, 0.5)] == \
+        ["INFINITY", "-INFINITY", "0.0f", "-0.0f", "3.4e+38f", "1e-45f", "0.5f"]
+    assert c_float(1e300, F64) == "1e+300"
+    result = run_cli(str(EXAMPLES[0].parent / "kernels.py"), "--mode", "primal", "--mode",
+                     "reverse", "--precision", "f32", "-o", str(tmp_path), "-q")
+    assert result.returncode == 0, result.stderr
+    for c_file in sorted(tmp_path.glob("*.c")):
+        cc = compile_strict(c_file, tmp_path / (c_file.stem + ".o"))
+        assert cc.returncode == 0, f"{c_file.name}:\n{cc.stderr}"
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
 def test_golden(example: Path, update_goldens: bool) -> None:
     check_goldens(transpile(str(example), MODES).outputs.values(), GOLDEN, update_goldens)

@@ -8,7 +8,9 @@ statement per line with the source line as a comment, control flow as real
 
 from __future__ import annotations
 
+import math
 import re
+import struct
 import textwrap
 from dataclasses import dataclass
 
@@ -99,6 +101,14 @@ class _Expr:
 def c_float(value: float, t: ScalarType) -> str:
     if value != value:
         return "NAN"
+    if t.name == "f32" and value != 0.0:  # what the f32 literal is: C's warnings say so
+        try:
+            value32 = struct.unpack("f", struct.pack("f", value))[0]
+        except OverflowError:  # beyond FLT_MAX ("floating constant exceeds range of 'float'")
+            value32 = math.copysign(math.inf, value)
+        if value32 == 0.0:  # below the smallest subnormal ("truncated to zero")
+            return "-0.0f" if value < 0 else "0.0f"
+        value = value if math.isfinite(value32) else value32
     if value in (float("inf"), float("-inf")):
         return "INFINITY" if value > 0 else "-INFINITY"
     text = repr(float(value))
