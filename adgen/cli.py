@@ -376,7 +376,7 @@ def run(argv: Sequence[str]) -> int:
     args = parser().parse_args(argv)
     if args.head is not None:  # heads given apart are one list of heads, as in one --head
         args.head = " ".join(args.head)
-    say = (lambda msg: None) if args.quiet else (lambda msg: print(msg))
+    say = (lambda msg: None) if args.quiet else out
     verbose = (lambda msg: print(f"adgen: {msg}", file=sys.stderr)) if args.verbose else \
         (lambda msg: None)
     modes = list(dict.fromkeys(m for mode in args.mode or ["forward"]
@@ -414,10 +414,11 @@ def run(argv: Sequence[str]) -> int:
 
     if args.dump_ir:
         if args.dump_ir == "all":
-            print("\n\n".join(t.log.entries))
+            out("\n\n".join(t.log.entries))
         for mode, ir in t.ir.items():
-            print(f"// ==== {mode}")
-            print(print_module(ir))
+            out(f"// ==== {mode}")
+            out(print_module(ir))
+        _flush_stdout()  # all of it, before any file is written (a failure writes none)
 
     outdir = args.output_dir
     files: dict[str, str] = {}
@@ -586,10 +587,42 @@ def run(argv: Sequence[str]) -> int:
         say(str(built))
     if report is not None:
         if not args.quiet or not report.ok:
-            print(report.table())
+            out(report.table())
         if not report.ok:
             return EXIT_CHECK_FAILED
     return EXIT_OK
+
+
+class StdoutError(Exception):
+    """Standard output cannot be written (a full disk: adgen ... > /dev/full); not a reader
+    that went away, which is a BrokenPipeError."""
+
+
+def out(text: str) -> None:
+    """Print ``text`` on standard output; a write that fails raises StdoutError."""
+    try:
+        print(text)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise StdoutError(exc.strerror or str(exc)) from None
+
+
+def _flush_stdout() -> None:
+    """Write what standard output holds (a file's buffer); as out() on failure."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise StdoutError(exc.strerror or str(exc)) from None
+
+
+def _drop_stdout() -> None:
+    """Send what is left for standard output to /dev/null, so that the interpreter's own
+    flush at exit does not fail again (and print its own message)."""
+    with contextlib.suppress(OSError, ValueError):  # no descriptor (captured output)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _progress_line(text: str, done: bool) -> None:
@@ -600,13 +633,21 @@ def _progress_line(text: str, done: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        return run(sys.argv[1:] if argv is None else argv)
+        code = run(sys.argv[1:] if argv is None else argv)
+        _flush_stdout()  # into a file, what print() wrote is written here
+        return code
     except KeyboardInterrupt:
         return 130
+    except StdoutError as err:
+        # the user's machine, not adgen: the files are written (when the list of them could
+        # not be), or none is (when the --dump-ir text before them could not be)
+        _drop_stdout()
+        print(f"adgen: error: cannot write to standard output: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except BrokenPipeError:
         # the reader of stdout went away (adgen ... --dump-ir | head): stop quietly, as cat
         # does, with the status of a process ended by SIGPIPE; nothing more goes to the pipe
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_stdout()
         return EXIT_BROKEN_PIPE
     except Exception:  # a bug in adgen: never a bare traceback for users
         tb = traceback.format_exc()

@@ -463,3 +463,29 @@ def test_an_output_never_overwrites_the_module(tmp_path: Path) -> None:
     rejected(r, "the dependency file sub/../sqh.h would overwrite the module")
     assert module.read_text() == ROSEN.read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sqh.h", "sub"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_standard_output_that_cannot_be_written_exits_2(tmp_path: Path, unbuffered: str) -> None:
+    """adgen ... > /dev/full: the list of written files cannot be written; that is the
+    machine's failure, exit 2 with a message, not an internal error (exit 3, OSError) nor
+    Python's 'Exception ignored' at exit. Written to a file, print() fails at the flush."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = unbuffered
+    for extra, written in (([], True), (["--dump-ir"], False)):
+        out = tmp_path / f"out{len(extra)}"
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([sys.executable, "-m", "adgen.cli", str(ROSEN), "-o", str(out),
+                                *extra], stdout=full, stderr=subprocess.PIPE, text=True,
+                               env=env, check=False)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr == "adgen: error: cannot write to standard output: No space left on " \
+                           "device\n"
+        # the --dump-ir text comes before the files are written
+        assert sorted(tree(out)) == (["adgen_runtime.h", "rosenbrock_d.c", "rosenbrock_d.h"]
+                                     if written else [])
