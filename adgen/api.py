@@ -304,7 +304,7 @@ def unit_of(t: Transpiled) -> Unit:
         include = os.path.dirname(os.path.abspath(path))
         if include not in include_dirs:
             include_dirs.append(include)
-    return Unit(files, cdef, tuple(include_dirs))
+    return Unit(files, cdef, tuple(include_dirs), tuple(external_sources(t)))
 
 
 def external_sources(t: Transpiled) -> list[str]:

@@ -17,6 +17,7 @@ import importlib.util
 import io
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -63,6 +64,36 @@ class Unit:
     files: dict[str, str]
     cdef: str
     include_dirs: tuple[str, ...] = ()
+    #: the C files of the ``@external`` functions as the module names them
+    external_paths: tuple[str, ...] = ()
+
+
+def included_files(unit: Unit, cflags: Sequence[str]) -> list[str]:
+    """The files the C files of ``unit``'s ``@external`` functions include, as the compiler
+    finds them with these flags (``gcc -MM``: not the system's headers): their texts are part
+    of the build's key, and ``-MD`` lists them.  A file the compiler cannot read is left to
+    the build, which reports it."""
+    if not unit.external_paths:
+        return []
+    cc = shlex.split(os.environ.get("CC") or "gcc")
+    flags = [*shlex.split(os.environ.get("CPPFLAGS", "")), *cflags,
+             *(f"-I{d}" for d in unit.include_dirs)]
+    found: list[str] = []
+    for path in unit.external_paths:
+        try:
+            r = subprocess.run([*cc, "-MM", "-MG", *flags, path], capture_output=True, text=True,
+                               check=False, env=os.environ | {"LC_ALL": "C"})
+        except OSError:
+            continue
+        if r.returncode != 0:
+            continue
+        # target: prerequisites, with make's continuation lines and quoting
+        words = re.findall(r"(?:\\.|\$\$|[^\s\\])+", r.stdout.replace("\\\n", " "))
+        for word in words[1:]:
+            name = re.sub(r"\\(.)", r"\1", word).replace("$$", "$")
+            if os.path.isfile(name) and not os.path.samefile(name, path):
+                found.append(os.path.normpath(name))
+    return list(dict.fromkeys(found))
 
 
 def runtime_header() -> str:
@@ -126,10 +157,20 @@ def _key(name: str, unit: Unit, cflags: tuple[str, ...]) -> str:
     for part in (name, unit.cdef, repr(cflags), repr(LINK_FLAGS), compiler_version(), *env,
                  sys.version, __version__,
                  runtime_header(), *[f"{k}\0{v}" for k, v in sorted(unit.files.items())],
-                 *unit.include_dirs):
+                 *unit.include_dirs, *_texts(included_files(unit, cflags))):
         h.update(part.encode("utf-8", "surrogateescape"))
         h.update(b"\0")
     return h.hexdigest()[:16]
+
+
+def _texts(paths: list[str]) -> list[str]:
+    out = []
+    for path in paths:
+        try:
+            out.append(f"{path}\0{Path(path).read_text(errors='surrogateescape')}")
+        except OSError:
+            out.append(path)
+    return out
 
 
 #: where ``build`` reports a compilation it starts and ends (the command line's progress line)

@@ -300,6 +300,23 @@ def test_editing_the_c_file_rebuilds(tmp_path: Path) -> None:
     assert first.softplus(0.0) == pytest.approx(np.log(2.0), rel=1e-15)  # the old build stays
 
 
+def test_editing_a_header_the_c_file_includes_rebuilds(tmp_path: Path) -> None:
+    """The headers the C file includes (as gcc finds them, nested ones too) are part of the
+    build's key: editing scale.h loaded (and --check passed on) the old build."""
+    path = softplus_module(tmp_path, SOFTPLUS_C.replace(
+        "#include <math.h>", '#include <math.h>\n    #include "scale.h"').replace(
+        "return log1p(exp(x));", "return SCALE * log1p(exp(x));"))
+    (tmp_path / "scale.h").write_text('#include "inner/factor.h"\n#define SCALE FACTOR\n')
+    (tmp_path / "inner").mkdir()
+    factor = tmp_path / "inner" / "factor.h"
+    factor.write_text("#define FACTOR 1.0\n")
+    first = adgen.load(str(path), modes=("forward",))
+    assert first.softplus(0.0) == pytest.approx(np.log(2.0), rel=1e-15)
+    factor.write_text("#define FACTOR 3.0\n")
+    second = adgen.load(str(path), modes=("forward",))
+    assert second.softplus(0.0) == pytest.approx(3.0 * np.log(2.0), rel=1e-15)
+
+
 def test_a_c_function_with_another_prototype_is_a_compile_error(tmp_path: Path) -> None:
     path = softplus_module(tmp_path, SOFTPLUS_C.replace(
         "double softplus_c_b(double x, double *xb, double retb)",
