@@ -146,3 +146,27 @@ def test_makefile_builds_runs_and_rebuilds_only_what_changed(tmp_path: Path) -> 
     assert parallel["compiled"] == first["compiled"]
     check_output(make(work, "-s", "run").stdout, model_py)
     assert subprocess.run([MAKE or "make", "-q"], cwd=work, check=False).returncode == 0
+
+
+def test_runtime_header_is_made_again_and_the_build_directory_may_be_absolute(
+        tmp_path: Path) -> None:
+    work = tmp_path / "make"
+    shutil.copytree(EXAMPLE, work, ignore=shutil.ignore_patterns("build"))
+    make(work)
+
+    # build/adgen_runtime.h removed: it had no rule and the objects did not depend on it, so
+    # make did nothing and the next compile of a generated file failed (No such file); now
+    # it is written again and the generated files that include it are compiled again
+    backdate(work)
+    (work / "build" / "adgen_runtime.h").unlink()
+    again = commands(make(work).stdout)
+    assert (work / "build" / "adgen_runtime.h").exists()
+    assert again["compiled"] == ["build/model.c", "build/model_b.c", "build/model_d.c"]
+    assert len(again["linked"]) == 1
+    assert subprocess.run([MAKE or "make", "-q"], cwd=work, check=False).returncode == 0
+
+    # B an absolute directory: make run ran ./$(B)/fit, which named no file
+    absolute = tmp_path / "absbuild"
+    run = make(work, "-s", "run", f"B={absolute}")
+    check_output(run.stdout, work / "model.py")
+    assert (absolute / "fit").exists()
