@@ -188,13 +188,17 @@ def _keep_old(path: str) -> str | None:
 def write_all(files: dict[str, str]) -> dict[str, bool]:
     """Write every file of ``files`` (path -> text) or none.  Each file whose text changed
     goes to a temporary file in its directory; only when all are written are they renamed
-    over the old files, and a rename that fails puts back the files renamed before it, so
-    a reader never sees a half-written file nor a mix of old and new ones.  A file that
+    over the old files, and a rename that fails (or an interrupt, Ctrl-C, while they are
+    renamed) puts back the files renamed before it, so a reader never sees a half-written
+    file nor a mix of old and new ones.  A file that
     already holds its text is not touched (its timestamp stays).  Returns path -> whether it
     changed; an OSError's ``filename`` is the file that could not be written."""
     changed = {path: not _unchanged(path, text) for path, text in files.items()}
     staged: list[tuple[str, str]] = []
-    done: list[tuple[str, str | None]] = []
+    #: (temporary file, path, the old file kept) of each rename begun; recorded before the
+    #: rename, so that an interrupt right after it (KeyboardInterrupt) still puts the old
+    #: file back. Whether it took place is whether the temporary file is gone
+    done: list[tuple[str, str, str | None]] = []
     try:
         for path, text in files.items():
             try:
@@ -207,17 +211,21 @@ def write_all(files: dict[str, str]) -> dict[str, bool]:
                 raise OSError(exc.errno, exc.strerror, path) from None
         for tmp, path in staged:
             old = _keep_old(path)
+            done.append((tmp, path, old))
             try:
                 os.replace(tmp, path)
             except OSError as exc:
+                done.pop()  # not renamed: nothing to put back
                 if old is not None:
                     os.unlink(old)
                 raise OSError(exc.errno, exc.strerror, path) from None
-            done.append((path, old))
     except BaseException:
-        for path, old in reversed(done):
+        for tmp, path, old in reversed(done):
             with contextlib.suppress(OSError):
-                if old is None:
+                if os.path.lexists(tmp):  # interrupted before the rename: path is as it was
+                    if old is not None:
+                        os.unlink(old)
+                elif old is None:
                     os.unlink(path)
                 else:
                     os.replace(old, path)
@@ -225,7 +233,7 @@ def write_all(files: dict[str, str]) -> dict[str, bool]:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         raise
-    for _, old in done:
+    for _, _, old in done:
         if old is not None:
             with contextlib.suppress(OSError):
                 os.unlink(old)

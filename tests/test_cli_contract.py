@@ -489,3 +489,30 @@ def test_standard_output_that_cannot_be_written_exits_2(tmp_path: Path, unbuffer
         # the --dump-ir text comes before the files are written
         assert sorted(tree(out)) == (["adgen_runtime.h", "rosenbrock_d.c", "rosenbrock_d.h"]
                                      if written else [])
+
+
+@pytest.mark.parametrize("renamed", [True, False])
+def test_an_interrupt_during_the_renames_puts_back_every_old_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, renamed: bool) -> None:
+    """Ctrl-C right after a rename (before write_all recorded it) left that file new among
+    old ones, and its kept old copy as a stray '.b.c.*.old'; right before it, too."""
+    from adgen import cli
+
+    for n in ("a.c", "b.c"):
+        (tmp_path / n).write_text(f"old {n}\n")
+    replace, calls = os.replace, []
+
+    def interrupted_replace(src: str, dst: str) -> None:
+        calls.append(dst)
+        if len(calls) == 2 and not renamed:
+            raise KeyboardInterrupt
+        replace(src, dst)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(cli.os, "replace", interrupted_replace)
+    with pytest.raises(KeyboardInterrupt):
+        cli.write_all({str(tmp_path / n): f"new {n}\n" for n in ("a.c", "b.c", "c.c")})
+    monkeypatch.undo()
+    assert calls[:2] == [str(tmp_path / "a.c"), str(tmp_path / "b.c")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.c", "b.c"]
+    assert tree(tmp_path) == {"a.c": b"old a.c\n", "b.c": b"old b.c\n"}
