@@ -580,6 +580,9 @@ def run(argv: Sequence[str]) -> int:
             print(f"adgen: error: {failure}", file=sys.stderr)
         print(f"adgen: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:  # write_all put back the old files: none of this run is left
+        remove_dirs(created)
+        raise
     written = list(outputs)
     for full in written:
         verbose(f"{'wrote' if changed[full] else 'unchanged'} {full}")

@@ -516,3 +516,17 @@ def test_an_interrupt_during_the_renames_puts_back_every_old_file(
     assert calls[:2] == [str(tmp_path / "a.c"), str(tmp_path / "b.c")]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.c", "b.c"]
     assert tree(tmp_path) == {"a.c": b"old a.c\n", "b.c": b"old b.c\n"}
+
+
+def test_an_interrupt_while_writing_removes_the_output_directory_it_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from adgen import cli
+
+    replace = os.replace
+
+    def interrupted_replace(src: str, dst: str) -> None:
+        replace(src, dst)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli.os, "replace", interrupted_replace)
+    assert cli.main([str(ROSEN), "-o", str(tmp_path / "new" / "gen"), "-q"]) == 130
+    assert list(tmp_path.iterdir()) == []
