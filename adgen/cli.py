@@ -117,11 +117,12 @@ def parser() -> argparse.ArgumentParser:
                    help="write a Make dependency file (OUTDIR/MODULE.d unless -MF is given): "
                         "a rule whose targets are the .c and .h files this run writes (not "
                         "adgen_runtime.h, nor a file that --source replaces, which this run "
-                        "leaves alone) and whose prerequisites are the module and the C files "
-                        "of its @external functions; and, as gcc -MP writes, an empty rule for "
-                        "each of those C files, so that make does not stop when one is renamed "
-                        "or removed. A path with a newline in it, which make cannot read, is "
-                        "refused (exit 2, nothing written)")
+                        "leaves alone) and whose prerequisites are the module, the C files "
+                        "of its @external functions and the files those include (as the "
+                        "compiler finds them, not the system's headers); and, as gcc -MP "
+                        "writes, an empty rule for each of those files, so that make does not "
+                        "stop when one is renamed or removed. A path with a newline in it, "
+                        "which make cannot read, is refused (exit 2, nothing written)")
     p.add_argument("-MF", dest="dep_file", metavar="FILE", help="name of the dependency file")
     p.add_argument("--precision", choices=["f64", "f32"], default="f64",
                    help="what float/f64 mean (default f64)")
@@ -559,11 +560,16 @@ def run(argv: Sequence[str]) -> int:
             continue  # never overwrite the edited file the user asks to check
         outputs[os.path.join(outdir, name)] = text
     if args.make_deps or args.dep_file:
+        if dep_prerequisites[1:]:  # and the files the @external C files include (gcc -MM)
+            from .api import unit_of
+            from .build import included_files
+            dep_prerequisites += [p for p in included_files(unit_of(t), flags)
+                                  if "\n" not in p and p not in dep_prerequisites]
         targets = " ".join(make_quote(p, target=True) for p in dep_targets)
         prerequisites = " ".join(make_quote(p) for p in dep_prerequisites)
         # as gcc -MP: an empty rule for each prerequisite but the module, so that make does
-        # not stop ("No rule to make target") when an @external C file is renamed or removed
-        # and the module no longer names it; it reruns adgen, which writes the new rules
+        # not stop ("No rule to make target") when an @external C file or a header it includes
+        # is renamed or removed and no longer needed; it reruns adgen, which writes new rules
         phony = "".join(f"\n{make_quote(p, target=True)}:\n" for p in dep_prerequisites[1:])
         outputs[dep] = f"{targets}: {prerequisites}\n{phony}"
     try:

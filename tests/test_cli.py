@@ -120,6 +120,20 @@ def test_dependency_file_has_an_empty_rule_for_each_external_c_file(tmp_path: Pa
     assert made.stdout == "remake g/m_b.c\n"
 
 
+def test_dependency_file_lists_the_headers_an_external_c_file_includes(tmp_path: Path) -> None:
+    """The files an @external C file includes (nested too, as gcc finds them; not <math.h>)
+    are prerequisites: editing one did not make make run adgen again."""
+    (tmp_path / "m.py").write_text(EXTERNAL)
+    (tmp_path / "k.c").write_text('#include <math.h>\n#include "k.h"\n')
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "k.h").write_text('#include "inc/deep.h"\n')
+    (tmp_path / "inc" / "deep.h").write_text("")
+    r = run_cli("m.py", "--mode", "reverse", "-o", "g", "-MD", "-q", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "g" / "m.d").read_text() == \
+        "g/m_b.c g/m_b.h: m.py k.c k.h inc/deep.h\n\nk.c:\n\nk.h:\n\ninc/deep.h:\n"
+
+
 def test_head_selects_function_inputs_and_outputs(tmp_path: Path) -> None:
     r = run_cli(str(ROOT / "examples" / "piecewise.py"), "--head", "piecewise(return)/(a)",
                 "-o", str(tmp_path), "-q")
