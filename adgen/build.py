@@ -23,6 +23,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -178,8 +179,27 @@ PROGRESS: contextvars.ContextVar[Callable[[str, bool], None] | None] = contextva
     "adgen_build_progress", default=None)
 
 
+#: one build at a time in this process: a build changes what the whole process shares (file
+#: descriptors 1 and 2 while the compiler runs, LC_ALL, cffi's current directory), so two
+#: threads building at once broke each other's builds, left stdout pointing at a deleted file,
+#: and renamed a build without its library into the cache
+_BUILD_LOCK = threading.Lock()
+
+
+def _drop_unfinished(target: Path, library: Path | None) -> None:
+    """Remove a cached build directory without its library (left by an interrupted or broken
+    build of an older adgen): a build is renamed into the cache whole, so nothing uses it."""
+    if library is None and target.is_dir():
+        shutil.rmtree(target, ignore_errors=True)
+
+
 def build(name: str, unit: Unit, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> ModuleType:
     """Build (or find in the cache) and import the extension for ``unit``."""
+    with _BUILD_LOCK:
+        return _build(name, unit, cflags)
+
+
+def _build(name: str, unit: Unit, cflags: tuple[str, ...]) -> ModuleType:
     key = _key(name, unit, cflags)
     modname = f"_adgen_{name}_{key}"
     if modname in sys.modules:
@@ -187,6 +207,7 @@ def build(name: str, unit: Unit, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> Mo
     target = cache_root() / key
     lib = _find_extension(target, modname)
     if lib is None:
+        _drop_unfinished(target, lib)
         report = PROGRESS.get()
         sources = sum(1 for f in unit.files if f.endswith(".c"))
         what = f"compiling {name} ({sources} C file{'s' if sources != 1 else ''}, gcc " \
@@ -214,10 +235,16 @@ _CUDA_LIBS: dict[str, SimpleNamespace] = {}
 def build_cuda(name: str, unit: Unit, flags: tuple[str, ...]) -> SimpleNamespace:
     """Build (or find in the cache) a shared library of ``unit``'s .cu files with nvcc and
     open it with cffi (ABI mode); returns an object with ``lib`` and ``ffi``."""
+    with _BUILD_LOCK:
+        return _build_cuda(name, unit, flags)
+
+
+def _build_cuda(name: str, unit: Unit, flags: tuple[str, ...]) -> SimpleNamespace:
     path = cuda_library_path(name, unit, flags)
     if str(path) in _CUDA_LIBS:
         return _CUDA_LIBS[str(path)]
     if not path.exists():
+        _drop_unfinished(path.parent, None)
         report = PROGRESS.get()
         what = f"compiling {name} (nvcc {' '.join(flags)})"
         start = time.monotonic()

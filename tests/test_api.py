@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -117,6 +120,48 @@ def test_load_is_cached(tmp_path: Path) -> None:
     second = time.perf_counter() - t0
     assert second < first  # the second load finds the extension in the cache
     del tmp_path
+
+
+THREADED_LOADS = """
+import json, os, sys, threading
+import adgen
+path = sys.argv[1]
+results = {}
+def work(k):
+    try:
+        results[k] = adgen.load(path, modes=("reverse",)).f.grad(1.5)[0]
+    except Exception as e:
+        results[k] = f"{type(e).__name__}: {e}"
+threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(json.dumps({"results": results, "LC_ALL": os.environ.get("LC_ALL")}))
+"""
+
+
+def test_threads_loading_a_module_not_built_yet(tmp_path: Path) -> None:
+    """Four threads loading a module that is not in the cache: builds ran at once and broke
+    each other (a link error, a missing directory), left the process's stdout pointing at a
+    deleted file (this print was lost, exit 0) and LC_ALL set, and renamed a build without
+    its library into the cache, where every later load failed; one builds at a time now,
+    and a cached build without its library is built again."""
+    src = tmp_path / "tl.py"
+    src.write_text("def f(x: float) -> float:\n    return x * x * 3.0\n")
+    env = {**os.environ, "ADGEN_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("LC_ALL", None)
+    r = subprocess.run([sys.executable, "-c", THREADED_LOADS, str(src)], capture_output=True,
+                       text=True, env=env, check=False)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out == {"results": {str(k): 9.0 for k in range(4)}, "LC_ALL": None}, out
+    # a build left without its library (by an interrupted build, or the race above)
+    (lib,) = (tmp_path / "cache").glob("*/_adgen_tl_*.so")
+    lib.unlink()
+    r = subprocess.run([sys.executable, "-c", THREADED_LOADS, str(src)], capture_output=True,
+                       text=True, env=env, check=False)
+    assert r.returncode == 0 and json.loads(r.stdout)["results"]["0"] == 9.0, r.stdout + r.stderr
 
 
 def test_calling_the_generated_code_from_c(tmp_path: Path) -> None:
