@@ -239,6 +239,14 @@ def check_overlap(arrays: dict[str, np.ndarray], written: set[str]) -> None:
                                  "function (pass separate arrays)")
 
 
+def _all_zero(value: Any) -> bool:
+    """Whether ``value`` reads as numbers that are all zero (an adjoint that adds nothing)."""
+    try:
+        return not np.any(np.asarray(value, dtype=np.float64) != 0)
+    except (TypeError, ValueError):
+        return False
+
+
 class AdgenFunction:
     """A module function: call it for the primal, ``.jvp`` for tangents, ``.vjp``/``.grad`` for
     adjoints."""
@@ -464,6 +472,10 @@ class AdgenFunction:
                 raise ValueError(f"{what}: out_bars names '{name}', which {self.name} does not "
                                  "write")
             if aname is None or not isinstance(t, ArrayType):
+                if given is not None and not _all_zero(given):  # (an integer array, ...)
+                    raise ValueError(f"{what}: out_bars names '{name}', whose contents on exit "
+                                     "are not differentiated (not a float array, or outside "
+                                     "--of); leave it out")
                 continue
             if given is not None and aname in call.fn.unneeded_tangents and np.any(
                     np.asarray(given) != 0):

@@ -476,6 +476,31 @@ def rc(x: Array[f64], y: float, out: Array[f64]) -> float:
 """
 
 
+def test_an_integer_array_the_function_writes_takes_no_output_adjoint(tmp_path: Path) -> None:
+    """out_bars for a written integer array (no adjoint) was ignored whatever it was (ones, a
+    string, another shape; vjp_vec took its directions from it): a non-zero one is refused
+    as for a float array outside of=."""
+    path = tmp_path / "wi.py"
+    path.write_text("from adgen import Array, f64, i64\n\n\n"
+                    "def k(x: float, y: Array[f64], idx: Array[i64]) -> float:\n"
+                    "    y[0] = 1.0\n    idx[0] = 3\n    return x * x\n")
+    m = adgen.load(str(path), modes=("reverse", "vector-reverse", "hvp"))
+
+    def args():  # type: ignore[no-untyped-def]
+        return 2.0, np.zeros(2), np.zeros(2, np.int64)
+
+    message = "out_bars names 'idx', whose contents on exit are not differentiated"
+    for bad in (np.ones(2), "garbage"):
+        with pytest.raises(ValueError, match=rf"^k\.vjp: {message}"):
+            m.k.vjp(args(), 1.0, out_bars={"idx": bad})
+    with pytest.raises(ValueError, match=rf"^k\.vjp_vec: {message}"):
+        m.k.vjp_vec(args(), None, out_bars={"idx": np.ones((2, 3))})
+    with pytest.raises(ValueError, match=rf"^k\.hvp: {message}"):
+        m.k.hvp(args(), (1.0, None, None), 1.0, {"idx": [[1]]})
+    value, (xb, yb, idxb) = m.k.vjp(args(), 1.0, out_bars={"idx": np.zeros(2)})
+    assert (value, xb, idxb) == (4.0, 4.0, None) and list(yb) == [0.0, 0.0]
+
+
 def test_an_array_outside_of_that_no_dependent_reads_has_no_adjoint_in_and_no_rows(
         tmp_path: Path) -> None:
     # with of=['return'], rc's out reaches no dependent: f_b does not read outb on entry and
