@@ -639,10 +639,15 @@ class AdgenFunction:
         if call is None:
             raise RuntimeError(f"{self.name}: load the module with modes including 'vector-hvp' "
                                "or 'hvp'")
+        # the arguments checked as a call checks them (their count, contiguous arrays, written
+        # ones writable and apart), before the copies each column is computed at
+        self._values(args, self._primal.written)
         tangent_of = call.fn.tangent_of
         active = [i for i, n in enumerate(self.param_names) if n in tangent_of.values()]
         sizes = [int(np.size(args[i])) for i in active]
         n = sum(sizes)
+        if n == 0:  # no differentiated element (empty arrays): an empty Hessian
+            return np.zeros((0, 0))
         # the unit directions, split by argument: argument i gets rows off..off+size of eye(n)
         eye = np.eye(n)
         seeds: list[Any] = [None] * len(args)

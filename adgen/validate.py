@@ -574,8 +574,8 @@ def given_args(fn: AdgenFunction, given: Any) -> list[Any]:
     if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
         raise TypeError(f"check: args['{fn.name}'] must be a tuple with one entry per argument "
                         f"of {fn.name} ({', '.join(fn.param_names)}), got {type(given).__name__}")
-    try:
-        fn._values(copy_args(given), fn._primal.written)
+    try:  # the arrays as given (the checks run on copies): strided, read-only or aliased
+        fn._values(given, fn._primal.written)  # ones are refused, as a call refuses them
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"check: args['{fn.name}']: {exc}") from None
     return list(given)

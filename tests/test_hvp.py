@@ -161,6 +161,26 @@ def test_vector_hvp_and_the_hessian_in_one_sweep() -> None:
         "int64_t x_shape0, double retb, int64_t nbdirs)")
 
 
+def test_the_hessian_checks_its_arguments_as_a_call_does() -> None:
+    """hessian() indexed the arguments before counting them (IndexError, or a message about
+    tangents), computed at copies of arrays a call refuses (strided), and with vector-hvp
+    failed on an empty array (range() arg 3 must not be zero)."""
+    for modes in (("vector-hvp",), ("hvp",)):
+        m = adgen.load(str(ROOT / "examples" / "rosenbrock.py"), modes=modes)
+        for args in ((), (np.ones(3), np.ones(3))):
+            with pytest.raises(TypeError, match=r"^rosenbrock\(\) takes 1 argument\(s\) \(x\), "
+                                                rf"got {len(args)}$"):
+                m.rosenbrock.hessian(*args)
+        with pytest.raises(ValueError, match="argument 'x' must be C-contiguous"):
+            m.rosenbrock.hessian(np.arange(8.0)[::2])
+        assert m.rosenbrock.hessian(np.zeros(0)).shape == (0, 0)
+    # adgen.check(args=...) checks the arrays as given, not copies of them
+    with pytest.raises(ValueError, match=r"^check: args\['rosenbrock'\]: argument 'x' must be "
+                                         "C-contiguous"):
+        adgen.check(str(ROOT / "examples" / "rosenbrock.py"), modes=("forward",),
+                    args={"rosenbrock": (np.arange(8.0)[::2],)})
+
+
 def test_the_tangent_of_an_input_adjoint_is_added_to_where_the_hessian_adds_zero(
         tmp_path: Path) -> None:
     # f is linear in x: xb gets sb added, and its tangent xbd nothing. f_b_d stored
