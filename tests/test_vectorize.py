@@ -140,6 +140,41 @@ def test_a_vectorised_running_extreme_keeps_its_start_first(tmp_path: Path) -> N
     assert math.isnan(value)
 
 
+SECOND = """
+def run_max(x: Array[f64], start: float) -> float:
+    m = start
+    for i in range(len(x)):
+        m = max(x[i], m)
+    return m
+
+
+def run_min(x: Array[f64], c: float) -> float:
+    m = c
+    for i in range(len(x)):
+        m = min(x[i] * c, m)
+    return m
+"""
+
+
+def test_a_running_extreme_carried_second_stays_a_loop(tmp_path: Path) -> None:
+    """m = max(x[i], m) keeps x[i] unless m is greater: a NaN element is taken, and dropped
+    at the next one; lanes merged after the loop gave 1.0 (or the start) where CPython gives
+    nan. That order is not vectorised as a reduction: every result is CPython's."""
+    path = module(tmp_path, SECOND)
+    assert "m_start" not in c_text(path, "primal")
+    m = adgen.load(path, modes=("primal",))
+    nan, inf = math.nan, math.inf
+    cases = [([1.0, nan], 0.0), ([1.0, 2.0], nan), ([nan], -1.0), ([1.0, 2.0, nan], -inf),
+             ([nan, 1.0, 3.0, 2.0, nan, 0.5, 7.0, 1.0, 2.0], 0.5)]
+    for name, op in (("run_max", max), ("run_min", min)):
+        for x, start in cases:
+            want = start
+            for v in x:
+                want = op(v * (start if name == "run_min" else 1.0), want)
+            got = getattr(m, name)(np.array(x), start)
+            assert got == want or math.isnan(got) and math.isnan(want), (name, x, got, want)
+
+
 def max_loop(x: np.ndarray) -> float:
     m = float(x[0])
     for v in x[1:]:

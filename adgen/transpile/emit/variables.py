@@ -321,10 +321,14 @@ class Variables:
 
     def running_extreme(self, op: For, arg: Value) -> str | None:
         """``"max"`` or ``"min"`` when the carried value ``arg`` of ``op`` is a running
-        maximum or minimum: its one use is ``max(arg, e)`` (or min), yielded as is."""
+        maximum or minimum: its one use is ``max(arg, e)`` (or min), yielded as is.  Not
+        ``max(e, arg)``: Python's max keeps its first argument unless the second is greater,
+        so that order takes a NaN ``e`` and drops it again at the next element, which lanes
+        merged at the end do not reproduce (they gave 1.0 where CPython gives nan)."""
         users = self.uses.get(arg, [])
         if len(users) != 1 or not isinstance(users[0], Prim) or \
-                users[0].prim not in ("max", "min") or users[0].operands.count(arg) != 1:
+                users[0].prim not in ("max", "min") or users[0].operands.count(arg) != 1 or \
+                users[0].operands[0] is not arg:
             return None
         new = users[0].results[0]
         y = op.body.terminator
