@@ -171,6 +171,38 @@ def test_jammed_results_equal_the_loop_as_written(tmp_path: Path,
         assert np.array_equal(a, b_)
 
 
+def test_a_stop_near_the_64_bit_limits_runs_no_jammed_iteration(tmp_path: Path) -> None:
+    """range(n) with n near INT64_MIN (range(5, n, -1) with n near INT64_MAX): the jammed
+    loop's stop n - 3 (n + 3) wrapped around, and the loop ran far past the range (a crash
+    where CPython runs none); an extent's stop needs no such guard."""
+    path = module(tmp_path, """
+        def up(W: Array[f64, 2], x: Array[f64], n: int) -> float:
+            total = 0.0
+            for i in range(n):
+                acc = 0.0
+                for j in range(len(x)):
+                    acc += W[i, j] * x[j]
+                total += acc
+            return total
+
+        def down(W: Array[f64, 2], x: Array[f64], n: int) -> float:
+            total = 0.0
+            for i in range(5, n, -1):
+                acc = 0.0
+                for j in range(len(x)):
+                    acc += W[i, j] * x[j]
+                total += acc
+            return total
+        """)
+    m = adgen.load(path)
+    W, x = np.ones((6, 9)), np.ones(9)
+    for n in (-2**63, -2**63 + 1, -2**63 + 2):
+        assert m.up(W, x, n) == 0.0
+    for n in (2**63 - 1, 2**63 - 2, 2**63 - 3):
+        assert m.down(W, x, n) == 0.0
+    assert m.up(W, x, 6) == 54.0 and m.down(W, x, -1) == 54.0
+
+
 def test_debug_builds_keep_the_loop_as_written(tmp_path: Path) -> None:
     """A bounds check fails at the first bad index in the source's order, as CPython's
     IndexError does: the jammed copies would read x[6] before h[5] is stored."""

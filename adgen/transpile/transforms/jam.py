@@ -34,9 +34,9 @@ for bit.
 from __future__ import annotations
 
 from ..ir.core import (
-    PURE_OPS, Const, For, Function, Load, Loc, Op, Prim, Push, Region, Store, Value, Yield,
+    PURE_OPS, Const, Dim, For, Function, Load, Loc, Op, Prim, Push, Region, Store, Value, Yield,
 )
-from ..ir.types import I64, ScalarType
+from ..ir.types import BOOL, I64, ScalarType
 from ..ir.walk import clone, int_const, trips
 from .fold import INT64
 
@@ -143,6 +143,17 @@ def _offset(v: Value, by: int, loc: Loc, result: Value) -> list[Op]:
     return [c, Prim([v, c.result], [result], loc, prim="add" if by > 0 else "sub")]
 
 
+def _saturated(stop: Value, back: int, start: Value, shifted: Value, loc: Loc) -> list[Op]:
+    """``stop - back`` where it does not pass a 64-bit limit, else ``start`` (no jammed
+    iteration: the loop as written does them all).  A stop near INT64_MIN (INT64_MAX for a
+    step below zero), an integer argument, wrapped around: the jammed loop ran far past
+    the range (a crash where CPython ran none)."""
+    limit = Const([], [Value(I64)], loc, value=INT64[0] + back if back > 0 else INT64[1] + back)
+    near = Prim([stop, limit.result], [Value(BOOL)], loc, prim="lt" if back > 0 else "gt")
+    pick = Prim([near.results[0], start, shifted], [Value(I64)], loc, prim="select")
+    return [limit, near, pick]
+
+
 def _jammed(loop: For, pre: list[Op], m: For, post: list[Op]) -> list[Op]:
     """The loop over the first FACTOR x (trips // FACTOR) iterations of ``loop`` (its body:
     ``pre``, the inner loop ``m``, ``post``), FACTOR at a time, after the ops of its stop and
@@ -215,6 +226,8 @@ def _jammed(loop: For, pre: list[Op], m: For, post: list[Op]) -> list[Op]:
         before.append(Const([], [Value(I64)], loc, value=end - back))
     else:
         before += _offset(stop, -back, loc, Value(I64))
+        if not isinstance(stop.owner, Dim):  # (an extent is far from the limits)
+            before += _saturated(stop, back, start, before[-1].result, loc)
     main_step = Const([], [Value(I64)], loc, value=FACTOR * step)
     main = For([start, before[-1].result, main_step.result, start, *loop.inits],
                [Value(I64, rest.name), *(Value(a.type, a.name) for a in carried)], loc,
