@@ -586,6 +586,33 @@ CASES = [
                 s += a[i] * s
             return s
         """), 5, 21, "'s' is read in the prange loop that sums it", (3, 5, "'s' bound here")),
+    ("a negative constant to a fractional power", module("""
+        def f(x: float) -> float:
+            return (-8.0) ** 0.5 * x
+        """), 2, 12, "a negative constant raised to a fractional power is a complex number, "
+                     "which adgen does not compute", None),
+    ("int() of a constant beyond 64 bits", module("""
+        def f(x: float) -> float:
+            y = 1e30
+            return float(int(y)) * x
+        """), 3, 18, "int() of the constant 1e+30 does not fit in 64 bits", None),
+    ("min of booleans", module("""
+        def f(x: float, y: float) -> float:
+            b = min(x > 0.0, y > 0.0)
+            return x if b else y
+        """), 2, 13, "min of a boolean is not supported", None),
+    ("a literal beyond an i32 operand's range", "from adgen import i32\n" + module("""
+        def f(x: float, n: i32) -> float:
+            return x * (n + 3000000000)
+        """), 3, 17, "the integer 3000000000 does not fit in 32 bits, the type of the i32 "
+                     "operand it goes with", None),
+    ("an integer expression of module constants beyond 64 bits", module("""
+        N2 = 2**62
+
+        def f(x: float) -> float:
+            return x * (N2 * 2)
+        """), 4, 17, "this integer expression of constants gives 9223372036854775808, which "
+                     "does not fit in 64 bits", None),
     ("CUDA: binomial checkpointing in a kernel", CUDA + HEADER + module("""
         def f(x: Array[f64], n: int) -> float:
             tot = 0.0

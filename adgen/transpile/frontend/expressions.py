@@ -322,6 +322,13 @@ class ExpressionLowering:
                 target = self.float_type
         if floats and not target.is_float:
             target = self.float_type
+        for v in (a, b):  # a literal taking an i32 operand's type: it must fit (it wrapped)
+            c = self.const_value(v)
+            if target.name == "i32" and self.is_weak(v) and isinstance(c, int) and \
+                    not isinstance(c, bool) and not -2**31 <= c < 2**31:
+                raise self.error(node, f"the integer {c} does not fit in 32 bits, the type of "
+                                       "the i32 operand it goes with (convert that operand with "
+                                       "int() to compute in 64 bits)")
         bld = self.at(node)
         return self.coerce(bld, a, target), self.coerce(bld, b, target)
 
@@ -365,10 +372,15 @@ class ExpressionLowering:
                 raise self.error(node, "the integer constant this power computes does not fit in "
                                        "64 bits (integers are 64-bit; use a float base)")
             try:
-                return self.literal(node, base ** c)  # type: ignore[operator]
+                value = base ** c  # type: ignore[operator]
             except (ZeroDivisionError, OverflowError):
                 raise self.error(node, "cannot evaluate this constant power (use a smaller "
                                        "exponent or a float base)") from None
+            if isinstance(value, complex):  # CPython's (-8.0) ** 0.5; C's pow gives NaN
+                raise self.error(node, "a negative constant raised to a fractional power is a "
+                                       "complex number, which adgen does not compute (write "
+                                       "math.nan for C's value)")
+            return self.literal(node, value)
         if ta.is_int and tb.is_int:
             if not (isinstance(c, int) and self.is_weak(b) and c >= 0):
                 raise self.error(right, "an integer raised to a power needs a constant exponent >= 0 "
@@ -594,6 +606,10 @@ class ExpressionLowering:
         p = PRIMS[prim]
         args = [self.expr(a.value) for a in node.args]
         if prim in ("min", "max") and len(args) >= 2:
+            for a, v in zip(node.args, args, strict=True):
+                if self.scalar(a, v).is_bool:
+                    raise self.error(a, f"{spelled} of a boolean is not supported (use a number, "
+                                        "e.g. 1 if b else 0, or and/or)")
             result = args[0]
             for nxt in args[1:]:
                 x, y = self.unify(node, result, nxt)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from ..frontend.diagnostics import AdgenError
 from ..ir.core import Cast, Const, Function, If, Op, Prim, Region, Value, Yield
 from ..ir.prims import PRIMS
 from ..ir.types import ScalarType, VecType
@@ -44,6 +45,11 @@ def _fold_prim(op: Prim) -> float | int | bool | None:
         if math.isnan(r):
             return None
     elif t.is_int:
+        if isinstance(r, int) and not isinstance(r, bool) and not INT64[0] <= r <= INT64[1]:
+            # N * 2 of a module constant N = 2**62: C would wrap it (gcc: -Woverflow)
+            what = f"{r}, which does" if abs(r) < 10**30 else "an integer that does"
+            raise AdgenError(op.loc, f"this integer expression of constants gives {what} not "
+                                     "fit in 64 bits (integers are 64-bit; compute in floats)")
         if isinstance(r, float) or not INT64[0] <= int(r) <= INT64[1]:
             return None
         r = int(r)
@@ -125,6 +131,11 @@ def fold(fn: Function) -> bool:
                 c = _const(op.operands[0])
                 t = op.result.type
                 if c is not None and isinstance(t, ScalarType) and t.name in ("f64", "i64"):
+                    if t.is_int and isinstance(c, float) and not (
+                            math.isfinite(c) and INT64[0] <= int(c) <= INT64[1]):
+                        # CPython's int(1e30) is a big integer; C's conversion is undefined
+                        raise AdgenError(op.loc, f"int() of the constant {c!r} does not fit in "
+                                                 "64 bits (integers are 64-bit)")
                     value = float(c) if t.is_float else int(c)
                     new = Const([], [Value(t, op.result.name)], op.loc, value=value)
                     subst[op.result] = new.result
