@@ -639,6 +639,7 @@ class AdgenFunction:
         if call is None:
             raise RuntimeError(f"{self.name}: load the module with modes including 'vector-hvp' "
                                "or 'hvp'")
+        self._return_differentiated("hessian", call)
         # the arguments checked as a call checks them (their count, contiguous arrays, written
         # ones writable and apart), before the copies each column is computed at
         self._values(args, self._primal.written)
@@ -693,4 +694,14 @@ class AdgenFunction:
         if fn.returns_tuple or len(fn.results) != 1 or not (
                 isinstance(fn.results[0].type, ScalarType) and fn.results[0].type.is_float):
             raise TypeError(f"{self.name}.grad needs a function returning one float; use vjp")
+        self._return_differentiated("grad", self._reverse)
         return self.vjp(args, 1.0)[1]
+
+    def _return_differentiated(self, what: str, call: _Call | None) -> None:
+        """A ``TypeError`` when the module was loaded with an ``of`` leaving out the return
+        value: there is no gradient (Hessian) of it (vjp spoke of an adjoint to pass as None)."""
+        if call is not None and "return" not in call.fn.tangent_of.values() and \
+                "return" not in call.fn.adjoint_of.values():
+            raise TypeError(f"{self.name}.{what}: the return value is not among the dependents "
+                            "(the module was loaded with an of= that leaves out 'return'); use "
+                            "vjp with out_bars")

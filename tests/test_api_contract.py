@@ -476,6 +476,23 @@ def rc(x: Array[f64], y: float, out: Array[f64]) -> float:
 """
 
 
+def test_grad_and_hessian_of_a_return_value_outside_of(tmp_path: Path) -> None:
+    """With of=['y'] the return value has no adjoint: grad and hessian say so (TypeError, as
+    for a function not returning one float); they said to pass None as an adjoint."""
+    path = tmp_path / "g.py"
+    path.write_text("from adgen import Array, f64\n\n\n"
+                    "def f(x: Array[f64], y: Array[f64]) -> float:\n    s = 0.0\n"
+                    "    for i in range(len(x)):\n        y[i] = x[i] * 2.0\n"
+                    "        s += x[i] * x[i]\n    return s\n")
+    m = adgen.load(str(path), modes=("reverse", "hvp"), of=["y"])
+    for what, call in (("grad", m.f.grad), ("hessian", m.f.hessian)):
+        with pytest.raises(TypeError, match=rf"^f\.{what}: the return value is not among the "
+                                            r"dependents \(the module was loaded with an of="):
+            call(np.ones(2), np.zeros(2))
+    full = adgen.load(str(path), modes=("reverse",))
+    assert list(full.f.grad(np.ones(2), np.zeros(2))[0]) == [2.0, 2.0]
+
+
 def test_an_integer_array_the_function_writes_takes_no_output_adjoint(tmp_path: Path) -> None:
     """out_bars for a written integer array (no adjoint) was ignored whatever it was (ones, a
     string, another shape; vjp_vec took its directions from it): a non-zero one is refused
