@@ -129,6 +129,9 @@ def check_array(name: str, value: Any, t: ArrayType, writable: bool, what: str =
     if not isinstance(value, np.ndarray):
         raise TypeError(f"{what} '{name}' must be a NumPy array of {np.dtype(dtype).name}, "
                         f"got {type(value).__name__}")
+    if isinstance(value, np.ma.MaskedArray):  # the C reads the data, masked elements too
+        raise TypeError(f"{what} '{name}' is a masked array, whose mask the compiled code "
+                        "would ignore (pass value.filled(...) or value.data)")
     if value.dtype != dtype:
         raise TypeError(f"{what} '{name}' must have dtype {np.dtype(dtype).name}, got {value.dtype}")
     if value.ndim != ndim:

@@ -367,7 +367,7 @@ def jacobian(f: AdgenFunction, args: Sequence[Any], *, wrt: str | Sequence[str] 
     if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer))
                               or chunk < 1):
         raise ValueError(f"jacobian: chunk must be a positive integer, got {chunk!r}")
-    if isinstance(args, np.ndarray) or not isinstance(args, Sequence):
+    if isinstance(args, (np.ndarray, str, bytes)) or not isinstance(args, Sequence):
         raise TypeError(f"jacobian of {f.name}: args must be the tuple of arguments, e.g. (x,), "
                         f"got {type(args).__name__}")
     args = tuple(args)

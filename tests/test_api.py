@@ -78,6 +78,8 @@ def test_raw_c_functions_are_reachable(layer) -> None:  # type: ignore[no-untype
     (lambda W, b, x, y: (W, b, x, _readonly(y)), ValueError, "'y' is written"),
     (lambda W, b, x, y: (W, b, x, x[:3]), ValueError, "overlap"),
     (lambda W, b, x, y: (W, b, x), TypeError, "takes 4 argument"),
+    # its mask was ignored: the C read the masked elements too
+    (lambda W, b, x, y: (np.ma.masked_less(W, 0.0), b, x, y), TypeError, "'W' is a masked array"),
 ])
 def test_bad_arguments_raise_naming_the_argument(layer, bad, exc, fragment) -> None:  # type: ignore[no-untyped-def]
     args = layer_args(np.random.default_rng(3))

@@ -215,6 +215,10 @@ def test_bad_input_is_rejected(m: Any) -> None:
         adgen.jacobian(m.stencil, args, mode="vector-forward")
     with pytest.raises(TypeError, match=r"stencil\(\) takes 2 argument"):
         adgen.jacobian(m.stencil, args[:1])
+    # a string is a sequence, not an argument tuple (it read as the arguments 'a' and 'b')
+    with pytest.raises(TypeError, match="args must be the tuple of arguments, e.g. \\(x,\\), "
+                                        "got str"):
+        adgen.jacobian(m.stencil, "ab")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="argument 'u' must have 1 dimension"):
         adgen.jacobian(m.stencil, (np.zeros((2, 2)), np.zeros(2)))
     only_forward = adgen.load(str(ROOT / "examples" / "rosenbrock.py"), modes=("vector-forward",))
