@@ -208,6 +208,11 @@ CASES = [
         def remainder(p: float, q: float) -> float:
             return p * 2.0 + q
         """), 1, 5, "'remainder' is defined by the C library headers", None),
+    ("function named like a function of the headers Python.h includes", module("""
+        def read(p: float) -> float:
+            return p * 2.0
+        """), 1, 5, "'read' is defined by the C library headers the Python binding includes "
+                    "(Python.h)", None),
     ("call of a variable that shadows a function", module("""
         def g(p: float) -> float:
             return p * 2.0
@@ -1640,6 +1645,9 @@ CASES += [
     _external_case("a name C reserves", '@external(C, name="__f")',
                    "the C function name '__f' cannot be used: C reserves names like '__f'",
                    '"__f"'),
+    _external_case("a function of the headers Python.h includes", '@external(C, name="read")',
+                   "the C function name 'read' cannot be used: 'read' is defined by the C "
+                   "library headers the Python binding includes (Python.h)", '"read"'),
     _external_case("a libm function", '@external(C, name="sin")',
                    "'sin' is a function of the C math library", '"sin"'),
     _external_case("main", '@external(C, name="main")', "'main' is the entry point of a C "
@@ -1854,6 +1862,9 @@ ACCEPTED = {
             for k in range(len(x)):
                 s = s * tape + x[k]
             return s
+
+        def h(EAGAIN: float, st_atime: float) -> float:
+            return EAGAIN * st_atime
         """),
     "parameter named like a module constant, assigned": module("""
         N = 3
@@ -1894,6 +1905,9 @@ def test_names_c_cannot_have_are_renamed(tmp_path: Path) -> None:
     # compile)
     assert "double g_b(const double *x, double *xb, int64_t x_shape0, double tape_, " \
         "double *tapeb, double retb)" in header
+    # macros of the headers Python.h includes (errno.h, sys/stat.h): the binding's build
+    # compiles the prototypes after them
+    assert "double h_b(double EAGAIN_, double *EAGAINb, double st_atime_, " in header
     bad = tmp_path / "my-model.py"
     bad.write_text("def f(x: float) -> float:\n    return x\n")
     r = run_cli(str(bad), "-o", str(tmp_path / "bad"))

@@ -6,7 +6,9 @@ import re
 import unicodedata
 
 from ..ir.prims import PRIMS
-from .c_library import FUNCTIONS, GNU_FUNCTIONS, MACROS, TYPES
+from .c_library import (
+    FUNCTIONS, GNU_FUNCTIONS, MACROS, PYTHON_H_FUNCTIONS, PYTHON_H_MACROS, PYTHON_H_TYPES, TYPES,
+)
 
 C_KEYWORDS = {
     "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
@@ -49,6 +51,7 @@ def reserved(name: str, functions: set[str] | frozenset[str] = frozenset()) -> b
     with C++ (headers are included from C++, and nvcc compiles the CUDA target as C++)."""
     return name in C_KEYWORDS or C_RESERVED_PATTERN.fullmatch(name) is not None or \
         name in C_LIBRARY_NAMES or name in LIBM_NAMES or name in MACROS or name in TYPES or \
+        name in PYTHON_H_MACROS or name in PYTHON_H_TYPES or \
         name.startswith(("adgen_", "ADGEN_")) or name in functions or name in CPP_KEYWORDS
 
 
@@ -66,6 +69,9 @@ def function_name_problem(name: str, functions: set[str] | frozenset[str]) -> st
     if name in C_LIBRARY_NAMES or name in MACROS or name in TYPES or name in FUNCTIONS or \
             name in GNU_FUNCTIONS:
         return f"'{name}' is defined by the C library headers the generated code includes"
+    if name in PYTHON_H_FUNCTIONS or name in PYTHON_H_MACROS or name in PYTHON_H_TYPES:
+        return f"'{name}' is defined by the C library headers the Python binding includes " \
+               "(Python.h)"
     if name.startswith(("adgen_", "ADGEN_", "_cffi")):
         return "names starting with adgen_ are adgen's own"
     if name in BINDING_NAMES or BINDING_PATTERN.fullmatch(name):
