@@ -186,7 +186,8 @@ def test_dependency_file_quotes_paths_for_make(tmp_path: Path) -> None:
     if shutil.which("make") is None:
         return
     (tmp_path / "rule.mk").write_text("%_d.c:\n\t@:$(info remake [$@] from [$^])\n")
-    later = module.stat().st_mtime + 10
+    # newer than the generated file (which a slow run may have written 10 s after the module)
+    later = (tmp_path / "out dir:1%" / "mod_d.c").stat().st_mtime + 10
     os.utime(module, (later, later))
     made = subprocess.run(["make", "-f", str(dep), "-f", "rule.mk", "out dir:1%/mod_d.c"],
                           cwd=tmp_path, capture_output=True, text=True, check=False)
