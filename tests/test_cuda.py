@@ -337,6 +337,45 @@ def test_custom_derivatives_called_in_a_kernel_run_on_the_device(tmp_path: Path,
     assert "void sp_tan(" in t.outputs["primal"].header.text
 
 
+def test_a_custom_adjoint_is_device_code_only_where_adjoints_are_asked_for(
+        tmp_path: Path) -> None:
+    """Forward mode calls no @custom_vjp adjoint: one with a prange (host code) is accepted
+    there, and refused where an adjoint calls it on the device."""
+    path = tmp_path / "rule.py"
+    path.write_text(
+        "from adgen import Array, custom_vjp, f64, prange\n\n\n"
+        "def g_adj(x: float, retb: float) -> float:\n"
+        "    a = 0.0\n    for k in prange(2):\n        a += retb\n    return a\n\n\n"
+        "@custom_vjp(g_adj)\n"
+        "def g(x: float) -> float:\n    return 2.0 * x\n\n\n"
+        "def f(a: Array[f64]) -> float:\n    s = 0.0\n"
+        "    for i in prange(len(a)):\n        s += g(a[i])\n    return s\n")
+    t = transpile(str(path), ["primal", "forward"], target="cuda")  # (it was refused)
+    assert "g_adj" not in t.outputs["forward"].source.text
+    with pytest.raises(AdgenError, match="a prange in 'g_adj', which runs on the device"):
+        transpile(str(path), ["forward", "reverse"], target="cuda")
+
+
+@needs_nvcc
+def test_a_parameter_named_like_the_kernels_tape(tmp_path: Path) -> None:
+    """A kernel whose iterations tape declared its tape thread_tape, over a parameter of that
+    name the kernel reads (nvcc: "thread_tape" has already been declared)."""
+    path = tmp_path / "dev.py"
+    path.write_text(
+        "from adgen import Array, f64, prange\n\n\n"
+        "def g(x: Array[f64], i: int, thread_tape: float) -> float:\n"
+        "    r = 1.0\n    for k in range(4):\n"
+        "        r = r * x[i] + 0.5 * r * r * thread_tape\n    return r\n\n\n"
+        "def f(x: Array[f64], y: Array[f64], thread_tape: float) -> float:\n"
+        "    total = 0.0\n    for i in prange(len(x)):\n"
+        "        r = g(x, i, thread_tape)\n        y[i] = r\n        total += r\n"
+        "    return total\n")
+    t = transpile(str(path), ["reverse"], target="cuda")
+    assert "ADGEN_DTAPE(thread_tape_1);" in t.outputs["reverse"].source.text
+    report = adgen.check(str(path), modes=("reverse",), target="cuda", emulate=True)
+    assert report.ok, "\n" + report.table()
+
+
 @needs_nvcc
 @EMULATED_AND_GPU
 def test_a_kernel_calling_a_function_that_writes_an_array(tmp_path: Path, emulate: bool) -> None:

@@ -293,12 +293,10 @@ def _transpile_source(path: str, source: str, modes: list[str], sel: Selection |
             log.record("lower", fn)
     simplify_module(module, log=log)
     device: set[str] = set()
-    derived_device: set[str] = set()  # and the custom rules the derivatives call there
     if target == "cuda":
-        from .analysis.targets import check_cuda, with_custom_rules
+        from .analysis.targets import check_cuda
         device = check_cuda(module, adjoint=any(m in ("reverse", "hvp") for m in modes),
-                            derivatives=any(m != "primal" for m in modes))
-        derived_device = with_custom_rules(module, device)
+                            modes=modes)
     options = EmitOptions(bounds_checks=debug, source_name=module.file_name, target=target,
                           device=frozenset(device))
     outputs: dict[str, object] = {}
@@ -338,8 +336,13 @@ def _transpile_source(path: str, source: str, modes: list[str], sel: Selection |
         target = emitted_form(target, copy=(mode == "primal"), debug=debug, log=log,
                               cuda=(options.target == "cuda"))
         irs[mode] = target
-        outputs[mode] = emit_module(target, mode, options if mode == "primal" else replace(
-            options, device=frozenset(derived_device)), command)
+        if options.target == "cuda":  # and the custom rules this mode's code calls there
+            from .analysis.targets import with_custom_rules
+            mode_options = replace(options, device=frozenset(with_custom_rules(module, device,
+                                                                               mode)))
+        else:
+            mode_options = options
+        outputs[mode] = emit_module(target, mode, mode_options, command)
     unique = {(w.loc, w.message): w for w in diags.warnings}
     warnings = sorted(unique.values(), key=lambda w: (w.loc.file, w.loc.line, w.loc.col))
     return Transpiled(module, outputs, irs, log, warnings, options.target, requests or {})

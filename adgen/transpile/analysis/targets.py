@@ -13,9 +13,11 @@ split adjoint takes a thread's tape there), local arrays (``zeros``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..frontend.diagnostics import AdgenError
 from ..ir.core import Call, For, Function, Load, Module, Op, Store, Zeros
-from ..ir.walk import calls_and_rules, reachable
+from ..ir.walk import calls, calls_and_rules, reachable
 
 HINT = "on the CUDA target arrays live on the device"
 
@@ -26,19 +28,24 @@ def device_functions(module: Module) -> set[str]:
                               for op in loop.walk() if isinstance(op, Call)])
 
 
-def with_custom_rules(module: Module, device: set[str]) -> set[str]:
-    """``device`` and the custom derivatives (``@custom_jvp`` tangents, ``@custom_vjp``
-    adjoints) of its functions, with what they call: the derivatives of a device function
-    call them on the device (in the primal, nothing calls them there)."""
+def with_custom_rules(module: Module, device: set[str], mode: str) -> set[str]:
+    """``device`` and the custom derivatives of its functions that ``mode``'s code calls, with
+    what they call: the derivatives of a device function call them on the device (in the
+    primal nothing does; the tangent modes call the ``@custom_jvp`` tangents only, the others
+    the ``@custom_vjp`` adjoints too)."""
+    if mode == "primal":
+        return set(device)
+    if mode in ("forward", "vector-forward"):
+        return reachable(module, device,
+                         lambda fn: calls(fn) + ([fn.custom_tangent] if fn.custom_tangent else []))
     return reachable(module, device, calls_and_rules)
 
 
-def check_cuda(module: Module, adjoint: bool = False, derivatives: bool = False) -> set[str]:
+def check_cuda(module: Module, adjoint: bool = False, modes: Sequence[str] = ()) -> set[str]:
     """Raise ``AdgenError`` for what cannot run on the CUDA target; return the device
     functions.  ``adjoint``: an adjoint is asked for, whose binomial checkpointing keeps its
-    snapshots in local arrays.  ``derivatives``: a derivative mode is asked for, whose code
-    calls the custom rules of device functions on the device (``with_custom_rules``): they
-    are checked as device functions too."""
+    snapshots in local arrays.  ``modes``: the custom rules the code of these modes calls on
+    the device (``with_custom_rules``) are checked as device functions too."""
     for fn in module.functions:
         ext = fn.external
         if ext is not None:
@@ -47,7 +54,7 @@ def check_cuda(module: Module, adjoint: bool = False, derivatives: bool = False)
                                       f"{ext.source}; use --target c, or write the function in "
                                       "Python)")
     device = device_functions(module)
-    checked = with_custom_rules(module, device) if derivatives else device
+    checked = set(device).union(*(with_custom_rules(module, device, m) for m in modes))
     for fn in module.functions:
         for op in fn.walk():
             if isinstance(op, Zeros):

@@ -770,7 +770,8 @@ class FunctionEmitter(Variables):
         atomic, privatized = self.share(op, anywhere=True)
         self.atomic_arrays = atomic | set(privatized)
         copies, bytes_ = self.block_copies(privatized)
-        tape = "thread_tape" if self.uses_tape_in(op) else None
+        # (not a parameter's name: the kernel takes the parameters it reads)
+        tape = self.fresh_name("thread_tape") if self.uses_tape_in(op) else None
         self.thread_tape = tape  # each iteration pops what it pushes: a tape per thread
         self.region(op.body, 2)
         self.thread_tape = None
