@@ -15,7 +15,8 @@ import numpy as np
 
 from .binding import AdgenFunction, _Call
 from .build import (
-    DEFAULT_CFLAGS, EMULATE_FLAGS, Unit, build, build_cuda, compiler_flags, nvcc_flags,
+    DEFAULT_CFLAGS, EMULATE_FLAGS, Unit, build, build_cuda, compiler_flags, environment_words,
+    nvcc_flags,
 )
 from .transpile.analysis.activity import written_params
 from .transpile.emit.module import EmittedModule
@@ -353,10 +354,7 @@ def fixed_nbdirs(cflags: Sequence[str], target: str = "c") -> int | None:
     fixed: int | None = None
     words: list[str] = []
     for var in ("CFLAGS", "CPPFLAGS") if target == "c" else ():
-        try:
-            words += shlex.split(os.environ.get(var, ""))
-        except ValueError:  # an unbalanced quote: distutils splits it its own way
-            words += os.environ.get(var, "").split()
+        words += environment_words(var)
     words += list(cflags)
     spelled = {"-D": "-D", "-U": "-U", "--define-macro": "-D", "--undefine-macro": "-U"}
     # options whose argument is the next word, which is then no option of its own

@@ -77,7 +77,8 @@ def included_files(unit: Unit, cflags: Sequence[str]) -> list[str]:
     if not unit.external_paths:
         return []
     cc = shlex.split(os.environ.get("CC") or "gcc")
-    flags = [*shlex.split(os.environ.get("CPPFLAGS", "")), *cflags,
+    # distutils' order: CFLAGS and CPPFLAGS of the environment before adgen's flags
+    flags = [*environment_words("CFLAGS"), *environment_words("CPPFLAGS"), *cflags,
              *(f"-I{d}" for d in unit.include_dirs)]
     found: list[str] = []
     for path in unit.external_paths:
@@ -162,6 +163,15 @@ def _key(name: str, unit: Unit, cflags: tuple[str, ...]) -> str:
         h.update(part.encode("utf-8", "surrogateescape"))
         h.update(b"\0")
     return h.hexdigest()[:16]
+
+
+def environment_words(var: str) -> list[str]:
+    """The words of the environment variable ``var`` (split as a shell would; on an
+    unbalanced quote at the spaces, as distutils does)."""
+    try:
+        return shlex.split(os.environ.get(var, ""))
+    except ValueError:
+        return os.environ.get(var, "").split()
 
 
 def _texts(paths: list[str]) -> list[str]:

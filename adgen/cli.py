@@ -438,23 +438,22 @@ def run(argv: Sequence[str]) -> int:
     files["adgen_runtime.h"] = runtime_header()
     if args.target == "cuda":
         files["adgen_runtime_cuda.cuh"] = runtime_cuda_header()
+    kept = {os.path.basename(src) for src in args.source}
     for name in files:
-        if name not in {os.path.basename(src) for src in args.source} and \
-                same_file(os.path.join(outdir, name), path):
+        if name not in kept and same_file(os.path.join(outdir, name), path):
             # a module not named .py (m.h) and -o its directory: its header replaced it
             print(f"adgen: error: writing {os.path.join(outdir, name)} would overwrite the "
                   f"module {path} (choose another -o, or name the module "
                   f"{t.module.name}.py)", file=sys.stderr)
             return EXIT_BAD_INPUT
     from .api import external_sources
-    for source in external_sources(t):
-        if os.path.abspath(source) in {os.path.abspath(os.path.join(outdir, n)) for n in files}:
+    for source in external_sources(t):  # (as files: -o may be a link to its directory)
+        if any(same_file(source, os.path.join(outdir, n)) for n in files):
             print(f"adgen: error: writing {os.path.join(outdir, os.path.basename(source))} would "
                   f"overwrite the C file of an @external function (choose another -o, or "
                   f"rename {source})", file=sys.stderr)
             return EXIT_BAD_INPUT
 
-    kept = {os.path.basename(src) for src in args.source}
     # the rule of -MD: the files this run writes, not the runtime headers (the same for every
     # module) nor the generated file a --source replaces (the user's, which this run leaves
     # alone), made from the module and the C files of its @external functions
@@ -563,8 +562,10 @@ def run(argv: Sequence[str]) -> int:
         if dep_prerequisites[1:]:  # and the files the @external C files include (gcc -MM)
             from .api import unit_of
             from .build import included_files
+            # (not a generated header an external C file includes: a target of this rule)
             dep_prerequisites += [p for p in included_files(unit_of(t), flags)
-                                  if "\n" not in p and p not in dep_prerequisites]
+                                  if "\n" not in p and p not in dep_prerequisites and not any(
+                                      same_file(p, os.path.join(outdir, n)) for n in files)]
         targets = " ".join(make_quote(p, target=True) for p in dep_targets)
         prerequisites = " ".join(make_quote(p) for p in dep_prerequisites)
         # as gcc -MP: an empty rule for each prerequisite but the module, so that make does

@@ -132,6 +132,31 @@ def test_dependency_file_lists_the_headers_an_external_c_file_includes(tmp_path:
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "g" / "m.d").read_text() == \
         "g/m_b.c g/m_b.h: m.py k.c k.h inc/deep.h\n\nk.c:\n\nk.h:\n\ninc/deep.h:\n"
+    # found through -I in CFLAGS (distutils reads it) too; a generated header it includes is
+    # a target of the rule, not a prerequisite (make: 'Circular m_b.h <- m_b.h')
+    (tmp_path / "sys").mkdir()
+    (tmp_path / "sys" / "kh.h").write_text("")
+    (tmp_path / "k.c").write_text('#include <kh.h>\n#include "m_b.h"\n')
+    env = {**os.environ, "CFLAGS": f"-I{tmp_path / 'sys'}"}
+    for _ in range(2):  # the second run finds m_b.h beside the module
+        r = run_cli("m.py", "--mode", "reverse", "-o", ".", "-MD", "-q", cwd=tmp_path, env=env)
+        assert r.returncode == 0, r.stderr
+    assert (tmp_path / "m.d").read_text() == \
+        f"./m_b.c ./m_b.h: m.py k.c {tmp_path / 'sys' / 'kh.h'}\n\nk.c:\n\n" \
+        f"{tmp_path / 'sys' / 'kh.h'}:\n"
+
+
+def test_an_external_c_file_is_never_overwritten_through_a_link(tmp_path: Path) -> None:
+    """-o a link to the directory of the @external C file k.c, with a module named k: the
+    generated k.c replaced the user's (the paths were compared as spelled)."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.py").write_text(EXTERNAL)
+    (tmp_path / "src" / "k.c").write_text("/* mine */\n")
+    (tmp_path / "link").symlink_to(tmp_path / "src")
+    r = run_cli("src/k.py", "--mode", "primal", "-o", "link", cwd=tmp_path)
+    assert r.returncode == 2 and "would overwrite the C file of an @external function" in \
+        r.stderr, r.stderr
+    assert (tmp_path / "src" / "k.c").read_text() == "/* mine */\n"
 
 
 def test_head_selects_function_inputs_and_outputs(tmp_path: Path) -> None:
