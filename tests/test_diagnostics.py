@@ -609,15 +609,27 @@ CASES = [
     ("a literal beyond an i32 operand's range", "from adgen import i32\n" + module("""
         def f(x: float, n: i32) -> float:
             return x * (n + 3000000000)
-        """), 3, 17, "the integer 3000000000 does not fit in 32 bits, the type of the i32 "
-                     "operand it goes with", None),
+        """), 3, 17, "the integer 3000000000 does not fit in 32 bits, the type (i32) it takes "
+                     "here", None),
+    ("a literal beyond 32 bits assigned to an i32 local", "from adgen import i32\n" + module("""
+        def f(x: float, n: i32) -> float:
+            m = n
+            m = 3000000000
+            return x * m
+        """), 4, 5, "the integer 3000000000 does not fit in 32 bits, the type (i32) it takes "
+                    "here", None),
+    ("a literal beyond 32 bits returned as an i32", "from adgen import i32\n" + module("""
+        def f(x: float) -> i32:
+            return 3000000000
+        """), 3, 12, "the integer 3000000000 does not fit in 32 bits, the type (i32) it takes "
+                     "here", None),
     ("an integer expression of module constants beyond 64 bits", module("""
         N2 = 2**62
 
         def f(x: float) -> float:
             return x * (N2 * 2)
-        """), 4, 17, "this integer expression of constants gives 9223372036854775808, which "
-                     "does not fit in 64 bits", None),
+        """), 4, 17, "an integer computation of constant values here gives "
+                     "9223372036854775808, which does not fit in 64 bits", None),
     ("CUDA: binomial checkpointing in a kernel", CUDA + HEADER + module("""
         def f(x: Array[f64], n: int) -> float:
             tot = 0.0

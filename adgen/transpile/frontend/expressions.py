@@ -157,6 +157,7 @@ class ExpressionLowering:
             # subset, so allow the conversion C would do and keep CPython agreeing.
             return self.at(node).cast(v, to)
         if to.is_int and t.is_int:
+            self.check_literal_fits(node, v, to)
             return self.at(node).cast(v, to)
         hint = ("use int(...) to convert" if to.is_int and t.is_float else
                 "compare explicitly, e.g. x != 0" if to.is_bool else "use 1.0 if b else 0.0")
@@ -322,15 +323,19 @@ class ExpressionLowering:
                 target = self.float_type
         if floats and not target.is_float:
             target = self.float_type
-        for v in (a, b):  # a literal taking an i32 operand's type: it must fit (it wrapped)
-            c = self.const_value(v)
-            if target.name == "i32" and self.is_weak(v) and isinstance(c, int) and \
-                    not isinstance(c, bool) and not -2**31 <= c < 2**31:
-                raise self.error(node, f"the integer {c} does not fit in 32 bits, the type of "
-                                       "the i32 operand it goes with (convert that operand with "
-                                       "int() to compute in 64 bits)")
+        for v in (a, b):
+            self.check_literal_fits(node, v, target)
         bld = self.at(node)
         return self.coerce(bld, a, target), self.coerce(bld, b, target)
+
+    def check_literal_fits(self, node: cst.CSTNode, v: Value, t: ScalarType) -> None:
+        """A literal taking an i32's type (an operand's, a variable's, a parameter's, an array
+        element's, a return value's) must fit in 32 bits: it wrapped in the C."""
+        c = self.const_value(v)
+        if t.name == "i32" and self.is_weak(v) and isinstance(c, int) and \
+                not isinstance(c, bool) and not -2**31 <= c < 2**31:
+            raise self.error(node, f"the integer {c} does not fit in 32 bits, the type (i32) it "
+                                   "takes here (compute in 64 bits: int, or int() of the i32)")
 
     def coerce(self, b: Builder, v: Value, t: ScalarType) -> Value:
         if v.type == t:

@@ -249,6 +249,8 @@ class FunctionLowering(ExpressionLowering):
                                        f"{value.type} (use a new name)",
                                  [Note(prev.loc, f"'{name}' first bound here")])
             if self._convertible(value, want):
+                if isinstance(want, ScalarType):
+                    self.check_literal_fits(node, value, want)
                 value = self.at(node).cast(value, want)
             else:
                 notes = [Note(prev.loc, f"'{name}' first bound here as {prev.type}")] if prev else []

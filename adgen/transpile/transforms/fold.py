@@ -48,8 +48,9 @@ def _fold_prim(op: Prim) -> float | int | bool | None:
         if isinstance(r, int) and not isinstance(r, bool) and not INT64[0] <= r <= INT64[1]:
             # N * 2 of a module constant N = 2**62: C would wrap it (gcc: -Woverflow)
             what = f"{r}, which does" if abs(r) < 10**30 else "an integer that does"
-            raise AdgenError(op.loc, f"this integer expression of constants gives {what} not "
-                                     "fit in 64 bits (integers are 64-bit; compute in floats)")
+            raise AdgenError(op.loc, f"an integer computation of constant values here gives "
+                                     f"{what} not fit in 64 bits (integers are 64-bit; compute "
+                                     "in floats)")
         if isinstance(r, float) or not INT64[0] <= int(r) <= INT64[1]:
             return None
         r = int(r)
