@@ -547,7 +547,12 @@ class AdgenFunction:
                     for k, bar in enumerate(self._tuple_bars(what, ybar))}
         else:
             bars = {"the adjoint of the returned value": ybar}
-        bars |= {f"out_bars['{n}']": bar for n, bar in (out_bars or {}).items()}
+        # (not the zeros of an array without an adjoint, an integer array: they may have any
+        # shape; anything else there is refused below)
+        adjoints = set(self._vector_reverse.fn.tangent_of.values()) if self._vector_reverse \
+            else set()
+        bars |= {f"out_bars['{n}']": bar for n, bar in (out_bars or {}).items()
+                 if n in adjoints or not _all_zero(bar)}
         nbdirs = self._directions(what, bars)
         if nbdirs is None:
             raise ValueError(f"{what}: at least one adjoint must be given")

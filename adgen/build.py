@@ -196,13 +196,6 @@ PROGRESS: contextvars.ContextVar[Callable[[str, bool], None] | None] = contextva
 _BUILD_LOCK = threading.Lock()
 
 
-def _drop_unfinished(target: Path, library: Path | None) -> None:
-    """Remove a cached build directory without its library (left by an interrupted or broken
-    build of an older adgen): a build is renamed into the cache whole, so nothing uses it."""
-    if library is None and target.is_dir():
-        shutil.rmtree(target, ignore_errors=True)
-
-
 def build(name: str, unit: Unit, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> ModuleType:
     """Build (or find in the cache) and import the extension for ``unit``."""
     with _BUILD_LOCK:
@@ -217,7 +210,6 @@ def _build(name: str, unit: Unit, cflags: tuple[str, ...]) -> ModuleType:
     target = cache_root() / key
     lib = _find_extension(target, modname)
     if lib is None:
-        _drop_unfinished(target, lib)
         report = PROGRESS.get()
         sources = sum(1 for f in unit.files if f.endswith(".c"))
         what = f"compiling {name} ({sources} C file{'s' if sources != 1 else ''}, gcc " \
@@ -254,7 +246,6 @@ def _build_cuda(name: str, unit: Unit, flags: tuple[str, ...]) -> SimpleNamespac
     if str(path) in _CUDA_LIBS:
         return _CUDA_LIBS[str(path)]
     if not path.exists():
-        _drop_unfinished(path.parent, None)
         report = PROGRESS.get()
         what = f"compiling {name} (nvcc {' '.join(flags)})"
         start = time.monotonic()
@@ -279,7 +270,7 @@ def cuda_library_path(name: str, unit: Unit, flags: tuple[str, ...]) -> Path:
 def _compile_cuda(path: Path, unit: Unit, flags: tuple[str, ...]) -> None:
     files = {**unit.files, "adgen_runtime.h": runtime_header(),
              "adgen_runtime_cuda.cuh": runtime_cuda_header()}
-    with _staging(path.parent, files) as tmp:
+    with _staging(path.parent, files, lambda d: (d / path.name).exists()) as tmp:
         sources = [str(tmp / f) for f in sorted(files) if f.endswith(".cu")]
         cmd = ["nvcc", "-shared", "-Xcompiler", "-fPIC", "-Xlinker", "-Bsymbolic", *flags,
                "-I", str(tmp), "-o",
@@ -360,9 +351,13 @@ def _c_locale() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _staging(target: Path, files: dict[str, str]) -> Iterator[Path]:
+def _staging(target: Path, files: dict[str, str],
+             complete: Callable[[Path], bool]) -> Iterator[Path]:
     """A temporary build directory next to ``target`` holding ``files``; renamed to ``target``
-    when the build in it succeeds, removed otherwise."""
+    when the build in it succeeds, removed otherwise.  A ``target`` that another process
+    renamed there first is used (``complete``: it holds its library); one without its
+    library (left by a broken build of an older adgen, where every load then failed) is
+    renamed aside, atomically, and replaced."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
     try:
@@ -370,12 +365,21 @@ def _staging(target: Path, files: dict[str, str]) -> Iterator[Path]:
             (tmp / fname).parent.mkdir(parents=True, exist_ok=True)
             (tmp / fname).write_text(text, encoding="utf-8", errors="surrogateescape")
         yield tmp
-        try:
-            os.rename(tmp, target)
-        except OSError:
-            if not target.exists():
-                raise
-            # another process finished the same build first; its result is identical
+        for _ in range(2):
+            try:
+                os.rename(tmp, target)
+                break
+            except OSError:
+                if not target.exists():
+                    raise
+                if complete(target):
+                    break  # another process finished the same build first: it is identical
+                stale = Path(tempfile.mkdtemp(prefix=".stale-", dir=target.parent))
+                try:
+                    os.rename(target, stale / "build")  # (a finished build is never moved)
+                except OSError:
+                    pass  # another process moved it first
+                shutil.rmtree(stale, ignore_errors=True)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -399,7 +403,7 @@ def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...]) ->
     import cffi
 
     files = {**unit.files, "adgen_runtime.h": runtime_header()}
-    with _staging(target, files) as tmp:
+    with _staging(target, files, lambda d: _find_extension(d, modname) is not None) as tmp:
         sources = [str(tmp / f) for f in sorted(files) if f.endswith(".c")]
         headers = "".join(f'#include "{f}"\n' for f in sorted(files) if f.endswith(".h")
                           and f != "adgen_runtime.h")

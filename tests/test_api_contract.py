@@ -516,6 +516,10 @@ def test_an_integer_array_the_function_writes_takes_no_output_adjoint(tmp_path: 
         m.k.hvp(args(), (1.0, None, None), 1.0, {"idx": [[1]]})
     value, (xb, yb, idxb) = m.k.vjp(args(), 1.0, out_bars={"idx": np.zeros(2)})
     assert (value, xb, idxb) == (4.0, 4.0, None) and list(yb) == [0.0, 0.0]
+    # its zeros take no part in the number of directions (they set it: 'must have shape (2, 7)')
+    _, (xb, yb, _) = m.k.vjp_vec(args(), None, out_bars={"idx": np.zeros((2, 7)),
+                                                         "y": np.ones((2, 2))})
+    assert xb.shape == (2,) and yb.shape == (2, 2)
 
 
 def test_an_array_outside_of_that_no_dependent_reads_has_no_adjoint_in_and_no_rows(

@@ -1944,6 +1944,14 @@ def test_names_c_cannot_have_are_renamed(tmp_path: Path) -> None:
     assert r.returncode == 2 and "the module name 'math' is the name of a system header " \
         "(math.h)" in r.stderr, r.stderr
     assert not (tmp_path / "sys" / "out").exists()
+    # in another case too (file systems that ignore case), and Python.h, which the binding's
+    # build includes (every build failed: unknown type name 'PyObject')
+    for name, header in (("Math", "math.h"), ("Python", "Python.h")):
+        other = tmp_path / "sys" / f"{name}.py"
+        other.write_text("def f(x: float) -> float:\n    return x\n")
+        r = run_cli(str(other), "-o", str(tmp_path / "sys" / "out"))
+        assert r.returncode == 2 and f"the module name '{name}' is the name of a system " \
+            f"header ({header})" in r.stderr, r.stderr
 
 
 def test_include_guards_are_those_of_the_files(tmp_path: Path) -> None:

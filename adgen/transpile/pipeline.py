@@ -211,13 +211,14 @@ def unknown_names(opt: str, given: list[str] | None, seen: set[str], functions: 
                              f"{', '.join(functions)}")
 
 
-#: the C library's headers (C23's too), and those the CUDA and OpenMP builds include: a module
-#: of one of these names is refused
+#: the C library's headers (C23's too), and those the CUDA, OpenMP and Python builds include: a
+#: module of one of these names (in any case) is refused
 SYSTEM_HEADERS = frozenset((
     "assert", "complex", "ctype", "errno", "fenv", "float", "inttypes", "iso646", "limits",
     "locale", "math", "setjmp", "signal", "stdalign", "stdarg", "stdatomic", "stdbit", "stdbool",
     "stdckdint", "stddef", "stdint", "stdio", "stdlib", "stdnoreturn", "string", "tgmath",
-    "threads", "time", "uchar", "wchar", "wctype", "omp", "cuda_runtime", "cooperative_groups"))
+    "threads", "time", "uchar", "wchar", "wctype", "omp", "cuda_runtime", "cooperative_groups",
+    "python"))
 
 
 def check_module_name(path: str) -> None:
@@ -237,10 +238,13 @@ def check_module_name(path: str) -> None:
         raise UsageError("the module name 'adgen_runtime' is the name of adgen's runtime "
                          "header (adgen_runtime.h), written beside the generated files (rename "
                          "the file, e.g. adgen_runtime_model.py)")
-    if name in SYSTEM_HEADERS:  # NAME.h beside the generated files would hide <NAME.h>
-        raise UsageError(f"the module name '{name}' is the name of a system header ({name}.h): "
+    if name.lower() in SYSTEM_HEADERS:  # NAME.h beside the generated files would hide <NAME.h>
+        # (also in another case: file systems that ignore case find Math.h for <math.h>;
+        # the binding's build includes <Python.h>)
+        header = "Python.h" if name.lower() == "python" else f"{name.lower()}.h"
+        raise UsageError(f"the module name '{name}' is the name of a system header ({header}): "
                          f"a compiler looking in the generated files' directory (-I) would read "
-                         f"the module's {name}.h for <{name}.h>, which the generated code and "
+                         f"the module's {name}.h for <{header}>, which the generated code and "
                          f"yours include (rename the file, e.g. {name}_model.py)")
 
 

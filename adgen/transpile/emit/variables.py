@@ -328,8 +328,8 @@ class Variables:
         users = self.uses.get(arg, [])
         if len(users) != 1 or not isinstance(users[0], Prim) or \
                 users[0].prim not in ("max", "min") or users[0].operands.count(arg) != 1 or \
-                users[0].operands[0] is not arg:
-            return None
+                users[0].operands[0] is not arg and elem_of(arg.type).is_float:
+            return None  # (integers have no NaN, and equal ones are one value)
         new = users[0].results[0]
         y = op.body.terminator
         j = op.body.args.index(arg) - 1
