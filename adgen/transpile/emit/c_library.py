@@ -269,17 +269,17 @@ PYTHON_H_FUNCTIONS = frozenset("""
 
 #: typedef names those headers define
 PYTHON_H_TYPES = frozenset("""
-    allocfunc am_await ar_start bf_getbuffer binaryfunc blkcnt64_t buf buffer cf_flags code
-    comparison_fn_t crossinterpdatafunc ctx d_common descrgetfunc descrsetfunc destructor
-    digit error_t exc_value fc_globals ff_features format fpos64_t freefunc fsblkcnt64_t
-    fsfilcnt64_t func getattrfunc getattrofunc getbufferproc getiterfunc getter hashfunc
-    ht_type implementation initproc ino64_t inquiry iternextfunc key lenfunc length
-    mbstate_t mp_length name nb_add newfunc ob_base objobjargproc objobjproc off64_t
-    previous printfunc quot read real releasebufferproc reprfunc richcmpfunc sdigit sendfunc
-    setattrfunc setattrofunc setter slot socklen_t sq_length ssizeargfunc ssizeobjargproc
-    ssizessizeargfunc ssizessizeobjargproc string stwodigits ternaryfunc traverseproc
-    twodigits uc use_tracing useconds_t val vectorcallfunc visitproc wint_t wrapperfunc
-    wrapperfunc_kwds
+    UsingDeprecatedTrashcanMacro allocfunc binaryfunc blkcnt64_t comparison_fn_t
+    cookie_io_functions_t cpu_set_t crossinterpdatafunc descrgetfunc descrsetfunc destructor
+    digit div_t error_t fd_set fpos64_t freefunc fsblkcnt64_t fsfilcnt64_t getattrfunc
+    getattrofunc getbufferproc getiterfunc getter hashfunc imaxdiv_t initproc ino64_t
+    inquiry iternextfunc ldiv_t lenfunc mbstate_t newfunc objobjargproc objobjproc off64_t
+    printfunc pthread_barrier_t pthread_barrierattr_t pthread_cond_t pthread_condattr_t
+    pthread_mutex_t pthread_mutexattr_t pthread_rwlock_t pthread_rwlockattr_t register_t
+    releasebufferproc reprfunc richcmpfunc sdigit sendfunc setattrfunc setattrofunc setentry
+    setter socklen_t ssizeargfunc ssizeobjargproc ssizessizeargfunc ssizessizeobjargproc
+    stwodigits ternaryfunc traverseproc twodigits useconds_t vectorcallfunc visitproc wint_t
+    wrapperfunc wrapperfunc_kwds
 """.split())
 
 #: macros those headers and Python.h's configuration define
