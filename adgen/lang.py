@@ -95,7 +95,7 @@ def _float(v: Any) -> float:
     return 0.0 if v is None else float(v)
 
 
-_BUILT: dict[tuple[str, str, str, str], Any] = {}
+_BUILT: dict[tuple[str, str, str, str, int, int], Any] = {}
 
 
 def _compiled(fn: Any, mode: str, args: Any) -> Any:
@@ -103,6 +103,7 @@ def _compiled(fn: Any, mode: str, args: Any) -> Any:
     cache), in single precision when ``args`` (what it is called with) hold float32 arrays,
     as the module's arrays are when ``adgen --check --precision f32`` runs it."""
     import inspect
+    import os
 
     import numpy as np
 
@@ -113,7 +114,10 @@ def _compiled(fn: Any, mode: str, args: Any) -> Any:
         raise TypeError(f"grad/jvp of {fn!r}: not a function of an adgen module")
     precision = "f32" if any(isinstance(a, np.ndarray) and a.dtype == np.float32
                              for a in args) else "f64"
-    key = (path, mode, fn.__name__, precision)
+    # the file as it is now: edited and reloaded in this process, it is built again (its
+    # first build was used, the derivative of the old text)
+    stat = os.stat(path)
+    key = (path, mode, fn.__name__, precision, stat.st_mtime_ns, stat.st_size)
     if key not in _BUILT:
         _BUILT[key] = load(path, modes=(mode,), functions=[fn.__name__], precision=precision)
     return getattr(_BUILT[key], fn.__name__)

@@ -181,6 +181,32 @@ def test_cpython_runs_the_module_with_compiled_derivatives(tmp_path: Path) -> No
     assert py.descent(x, y, 5) == pytest.approx(m.descent(x, y, 5), rel=1e-13)
 
 
+def test_cpython_uses_the_module_as_edited(tmp_path: Path) -> None:
+    """grad(f) run by CPython builds f's adjoint once per text of the module: edited and
+    reloaded in the same process, it gave the derivative of the old text."""
+    import importlib.util
+    import os
+
+    path = tmp_path / "edited.py"
+    text = ("from adgen import grad\n\n\n"
+            "def f(x: float) -> float:\n    return {} * x * x\n\n\n"
+            "def g(x: float) -> float:\n    return grad(f)(x)\n")
+
+    def run() -> float:
+        spec = importlib.util.spec_from_file_location("edited", path)
+        assert spec is not None and spec.loader is not None
+        py = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(py)
+        return float(py.g(1.5))
+
+    path.write_text(text.format("3.0"))
+    assert run() == 9.0
+    path.write_text(text.format("5.0"))
+    stat = path.stat()  # (a new modification time, also within the clock's resolution)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert run() == 15.0
+
+
 def test_taped_inner_gradients(tmp_path: Path) -> None:
     """A loop inside: forward over reverse is the tangent of the taped adjoint; reverse over
     reverse uses the custom adjoint ``energy_grad_x_vjp`` (one hvp of energy)."""
