@@ -243,11 +243,18 @@ def check_overlap(arrays: dict[str, np.ndarray], written: set[str]) -> None:
 
 
 def _all_zero(value: Any) -> bool:
-    """Whether ``value`` reads as numbers that are all zero (an adjoint that adds nothing)."""
+    """Whether ``value`` is numbers that are all zero (a number, a sequence or an array of
+    them): a tangent or adjoint that adds nothing, which an argument or result that is not
+    differentiated may be given as well as None, in every mode."""
     try:
-        return not np.any(np.asarray(value, dtype=np.float64) != 0)
+        a = np.asarray(value)
     except (TypeError, ValueError):
         return False
+    return a.dtype.kind in "biuf" and not np.any(a != 0)
+
+
+def _zero_or_none(value: Any) -> bool:
+    return value is None or _all_zero(value)
 
 
 class AdgenFunction:
@@ -337,7 +344,7 @@ class AdgenFunction:
         written_tangents: dict[str, np.ndarray] = {}
         for name, t, tan in zip(self.param_names, self.param_types, tangents, strict=True):
             if name not in active:
-                if tan is not None:
+                if not _zero_or_none(tan):
                     raise ValueError(f"{self.name}: argument '{name}' is not differentiated "
                                      "(not a float, or outside --wrt); pass None as its tangent")
                 continue
@@ -388,13 +395,19 @@ class AdgenFunction:
     def jvp_vec(self, args: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
         """Many directions in one sweep: every tangent has a trailing axis of directions."""
         what = f"{self.name}.jvp_vec"
-        self._check_tangents(self._vector, tangents, None, what, "vector-forward")
-        nbdirs = self._directions(what, {
-            f"the tangent of '{n}'": tan
-            for n, tan in zip(self.param_names, tangents, strict=True)})
+        call = self._check_tangents(self._vector, tangents, None, what, "vector-forward")
+        nbdirs = self._directions(what, self._tangent_entries(call, tangents))
         if nbdirs is None:
             raise ValueError(f"{what}: at least one tangent must be given")
         return self._tangent_call(self._vector, args, tangents, nbdirs)
+
+    def _tangent_entries(self, call: _Call, tangents: Sequence[Any]) -> dict[str, Any]:
+        """The tangents that give a vector call its number of directions: those of the
+        differentiated arguments, and any other that is not zeros (refused later)."""
+        active = set(call.fn.tangent_of.values())
+        return {f"the tangent of '{n}'": tan
+                for n, tan in zip(self.param_names, tangents, strict=True)
+                if n in active or not _all_zero(tan)}
 
     @staticmethod
     def _directions(what: str, entries: dict[str, Any]) -> int | None:
@@ -450,7 +463,7 @@ class AdgenFunction:
         for r, bar in zip(results, bars, strict=False):
             aname = adjoint_name.get(r.name)
             if aname is None:
-                if bar is not None and not (isinstance(bar, (int, float)) and bar == 0):
+                if not _zero_or_none(bar):
                     raise ValueError(f"{what}: the result '{r.name}' is not differentiated "
                                      "(not a float, or outside --of); pass None as its adjoint")
                 continue
@@ -542,15 +555,19 @@ class AdgenFunction:
         have a trailing axis of directions."""
         what = f"{self.name}.vjp_vec"
         self._check_out_bars(what, out_bars)
-        if self._primal.fn.returns_tuple and ybar is not None:
-            bars = {f"the adjoint of returned value {k}": bar
-                    for k, bar in enumerate(self._tuple_bars(what, ybar))}
-        else:
-            bars = {"the adjoint of the returned value": ybar}
-        # (not the zeros of an array without an adjoint, an integer array: they may have any
-        # shape; anything else there is refused below)
+        # (not the zeros of a result or an array without an adjoint, an int, an integer
+        # array: they may have any shape; anything else there is refused below)
         adjoints = set(self._vector_reverse.fn.tangent_of.values()) if self._vector_reverse \
             else set()
+        results = self._primal.fn.results
+        if self._primal.fn.returns_tuple and ybar is not None:
+            bars = {f"the adjoint of returned value {k}": bar
+                    for k, bar in enumerate(self._tuple_bars(what, ybar))
+                    if k >= len(results) or results[k].name in adjoints or not _all_zero(bar)}
+        elif not results or results[0].name in adjoints or not _all_zero(ybar):
+            bars = {"the adjoint of the returned value": ybar}
+        else:
+            bars = {}
         bars |= {f"out_bars['{n}']": bar for n, bar in (out_bars or {}).items()
                  if n in adjoints or not _all_zero(bar)}
         nbdirs = self._directions(what, bars)
@@ -573,10 +590,8 @@ class AdgenFunction:
         """Many directions in one sweep (``f_b_dv``): every tangent, and every entry of the
         result, has a trailing axis of directions."""
         what = f"{self.name}.hvp_vec"
-        self._check_tangents(self._vector_hvp, tangents, None, what, "vector-hvp")
-        nbdirs = self._directions(what, {
-            f"the tangent of '{n}'": tan
-            for n, tan in zip(self.param_names, tangents, strict=True)})
+        call = self._check_tangents(self._vector_hvp, tangents, None, what, "vector-hvp")
+        nbdirs = self._directions(what, self._tangent_entries(call, tangents))
         if nbdirs is None:
             raise ValueError(f"{what}: at least one tangent must be given")
         return self._hvp_call(self._vector_hvp, args, tangents, ybar, out_bars, nbdirs)
@@ -595,7 +610,7 @@ class AdgenFunction:
         for name, t, tan in zip(self.param_names, self.param_types, tangents, strict=True):
             tname = tangent_named.get(name)
             if tname is None or tname not in fn.param_names:
-                if tan is not None and not (isinstance(tan, (int, float)) and tan == 0):
+                if not _zero_or_none(tan):
                     raise ValueError(f"{what}: argument '{name}' is not differentiated "
                                      "(not a float, or outside --wrt); pass None as its tangent")
                 continue

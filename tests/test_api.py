@@ -104,6 +104,50 @@ def test_scalar_argument_types_are_checked() -> None:
     assert (value, tangent) == (8.0, 12.0)
 
 
+ZEROS_MODULE = """from adgen import Array, f64
+
+
+def f(x: Array[f64], n: int, c: float) -> tuple[float, int]:
+    s = 0.0
+    for i in range(n):
+        s += x[i] * x[i] * c
+    return s, n + 1
+"""
+
+
+def test_zeros_for_what_is_not_differentiated_in_every_method(tmp_path: Path) -> None:
+    """An int argument takes 0 (or zeros) as its tangent, an int result 0 (or zeros) as its
+    adjoint, in the scalar and the vector methods alike (jvp refused 0 where hvp took it,
+    and vjp_vec refused np.zeros(nbdirs) where vjp took 0); non-zeros stay refused."""
+    src = tmp_path / "zeros.py"
+    src.write_text(ZEROS_MODULE)
+    m = adgen.load(str(src), modes=("forward", "vector-forward", "reverse", "vector-reverse",
+                                    "hvp", "vector-hvp"))
+    x = np.array([1.0, 2.0, 3.0])
+    args = (x, 3, 2.0)
+    assert m.f.jvp(args, (np.ones(3), 0, 1.0)) == ((28.0, 4), (38.0, None))
+    for zero in (0, np.zeros(2), np.zeros(7)):  # (the tangent of n takes no part in nbdirs)
+        _, (td, _) = m.f.jvp_vec(args, (np.ones((3, 2)), zero, np.ones(2)))
+        np.testing.assert_array_equal(td, [38.0, 38.0])
+    _, g = m.f.vjp(args, (1.0, np.zeros(())))
+    for zero in (0, np.zeros(2), False):
+        _, gv = m.f.vjp_vec(args, (np.ones(2), zero))
+        np.testing.assert_array_equal(gv[0], np.repeat(g[0][:, None], 2, axis=1))
+        np.testing.assert_array_equal(gv[2], [g[2], g[2]])
+    hv = m.f.hvp(args, (np.ones(3), np.zeros(1), 0.0), (1.0, 0))
+    hvv = m.f.hvp_vec(args, (np.ones((3, 2)), 0, np.zeros(2)), (1.0, 0))
+    np.testing.assert_array_equal(hvv[0], np.repeat(hv[0][:, None], 2, axis=1))
+    for bad in (1, "0", np.array([0.0, 1.0])):
+        with pytest.raises(ValueError, match="'n' is not differentiated"):
+            m.f.jvp(args, (np.ones(3), bad, 1.0))
+        with pytest.raises(ValueError, match="'n' is not differentiated"):
+            m.f.hvp(args, (np.ones(3), bad, 1.0), (1.0, 0))
+    with pytest.raises(ValueError, match="'ret1' is not differentiated"):
+        m.f.vjp_vec(args, (np.ones(2), np.ones(2)))
+    with pytest.raises(ValueError, match="'ret1' is not differentiated"):
+        m.f.vjp(args, (1.0, 1))
+
+
 def test_tuple_returns() -> None:
     m = adgen.load(str(EX / "polar.py"))
     r, theta = m.to_polar(3.0, 4.0)
