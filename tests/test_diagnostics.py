@@ -596,6 +596,15 @@ CASES = [
             return (-8.0) ** 0.5 * x
         """), 2, 12, "a negative constant raised to a fractional power is a complex number, "
                      "which adgen does not compute", None),
+    ("a negative module constant to a fractional power", module("""
+        NEG = -8.0
+        HALF = 0.5
+
+
+        def f(x: float) -> float:
+            return x * NEG ** HALF
+        """), 6, 16, "a negative constant raised to a fractional power is a complex number, "
+                     "which adgen does not compute", None),
     ("int() of a constant beyond 64 bits", module("""
         def f(x: float) -> float:
             y = 1e30

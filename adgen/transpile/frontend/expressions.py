@@ -41,6 +41,9 @@ COMPARES: dict[type, str] = {
 I64_MIN, I64_MAX = -2 ** 63, 2 ** 63 - 1
 #: float ** small integer constant becomes multiplication (DESIGN.md section 1)
 MAX_POWER_BY_MULTIPLICATION = 4
+#: a negative constant to a fractional constant power: complex in CPython, NaN in C's pow
+COMPLEX_POWER = ("a negative constant raised to a fractional power is a complex number, which "
+                 "adgen does not compute (write math.nan for C's value)")
 
 
 @dataclass
@@ -382,10 +385,11 @@ class ExpressionLowering:
                 raise self.error(node, "cannot evaluate this constant power (use a smaller "
                                        "exponent or a float base)") from None
             if isinstance(value, complex):  # CPython's (-8.0) ** 0.5; C's pow gives NaN
-                raise self.error(node, "a negative constant raised to a fractional power is a "
-                                       "complex number, which adgen does not compute (write "
-                                       "math.nan for C's value)")
+                raise self.error(node, COMPLEX_POWER)
             return self.literal(node, value)
+        base = self.const_value(a)
+        if _real(base) and _real(c) and base < 0 and not float(c).is_integer():
+            raise self.error(node, COMPLEX_POWER)  # a module constant's: NEG ** 0.5
         if ta.is_int and tb.is_int:
             if not (isinstance(c, int) and self.is_weak(b) and c >= 0):
                 raise self.error(right, "an integer raised to a power needs a constant exponent >= 0 "
@@ -814,6 +818,11 @@ class ExpressionLowering:
                                    "(y, yd = jvp(f, (x,), (xd,)))")
         t = sig.results[0]
         return self.nested_call(node, "jvp", sig, tuple(wrt), f"{sig.name}_jvp", args, [t, t])
+
+
+def _real(value: object) -> bool:
+    """An int or float constant (not a bool, not unknown)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def type_spelled(t: Type) -> str:
