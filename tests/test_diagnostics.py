@@ -1694,6 +1694,16 @@ CASES += [
     _external_case("a C function of another external", '@external(C, name="g_c")\n'
                    'def g(x: f64) -> f64:\n    return x\n\n\n@external(C, name="g_c")',
                    "the C function 'g_c' is already the external of 'g'", '"g_c")\ndef f'),
+    _external_case("the name of a half of another external's adjoint",
+                   '@external(C, name="g_c")\ndef g(x: f64) -> f64:\n    return x\n\n\n'
+                   '@external(C, name="g_c_fwd")', "the C function name 'g_c_fwd' cannot be "
+                   "used: adgen names the halves of the adjoint of g_c (the external of 'g') "
+                   "g_c_fwd and g_c_bwd", '"g_c_fwd")\ndef f'),
+    _external_case("halves of its adjoint named like another external's C function",
+                   '@external(C, name="f_c_fwd")\ndef g(x: f64) -> f64:\n    return x\n\n\n'
+                   '@external(C, name="f_c")', "the C function name 'f_c' cannot be used: adgen "
+                   "names the halves of its adjoint f_c_fwd and f_c_bwd, and 'f_c_fwd' is a C "
+                   "function of 'g'", '"f_c")\ndef f'),
     _external_case("a module function named like a derivative", '@external(C, name="f_c")',
                    "the module function 'f_c_d' has the name of one of its derivatives",
                    '"f_c"', body=SCALAR + "\n\ndef f_c_d(x: f64) -> f64:\n    return x\n"),

@@ -139,13 +139,27 @@ def _check_names(reader: ScopeReader, sig: Signature, call: cst.Call, ext: Exter
             problem = f"adgen names the halves of the adjoint of {ext.name} {ext.name}_fwd and " \
                       f"{ext.name}_bwd"
         for other in reader.scope.functions.values():
-            if other.external is not None and name in (other.external.name,
-                                                       other.external.tangent,
-                                                       other.external.adjoint):
+            if other.external is None:
+                continue
+            theirs = (other.external.name, other.external.tangent, other.external.adjoint)
+            if name in theirs:
                 raise AdgenError(reader.loc_of(node), f"the C function '{name}' is already the "
                                  f"external of '{other.name}' (give each external function its "
                                  "own C functions)", [Note(other.external.loc,
                                                            f"'{other.name}' declared here")])
+            # the halves adgen makes of an adjoint, named after the external's C function
+            problem = None
+            if name in {other.external.name + s for s in SPLIT_SUFFIXES}:
+                problem = f"adgen names the halves of the adjoint of {other.external.name} (the " \
+                          f"external of '{other.name}') {other.external.name}_fwd and " \
+                          f"{other.external.name}_bwd"
+            elif key == "name" and halves & set(theirs):
+                problem = f"adgen names the halves of its adjoint {name}_fwd and {name}_bwd, " \
+                          f"and '{min(halves & set(theirs))}' is a C function of '{other.name}'"
+            if problem is not None:
+                raise AdgenError(reader.loc_of(node), f"the C function name '{name}' cannot be "
+                                 f"used: {problem} (choose another name)",
+                                 [Note(other.external.loc, f"'{other.name}' declared here")])
         if problem is not None:
             raise reader.error(node, f"the C function name '{name}' cannot be used: {problem} "
                                      "(choose another name)")
