@@ -420,3 +420,36 @@ def test_a_gradient_of_an_external_function_inside_the_module(tmp_path: Path) ->
     assert result.returncode == 2
     assert result.stderr.startswith(f"{path}:13:12: error: a derivative of grad(softplus) "
                                     "would need a second derivative"), result.stderr
+
+
+def test_forward_mode_of_a_module_taking_the_gradient_of_an_external(tmp_path: Path) -> None:
+    """A module whose inactive function takes grad() of an external keeps the declaration of
+    the C adjoint; forward mode took it for derivative code and wanted an hvp of the C
+    function (a located error), where the tangent of the others needs the C tangent only."""
+    softplus_module(tmp_path)
+    path = write(tmp_path, "k.py", """
+        import math
+
+        from adgen import external, f64, grad
+
+
+        @external("softplus.c", name="softplus_c", tangent="softplus_c_d",
+                  adjoint="softplus_c_b")
+        def softplus(x: f64) -> f64:
+            return math.log1p(math.exp(x))
+
+
+        def h(x: float) -> float:
+            return softplus(x) * 2.0
+
+
+        def slope_at_zero() -> float:
+            return grad(softplus)(0.0)
+        """)
+    result = run_cli(str(path), "--mode", "forward", "-o", str(tmp_path / "out"))
+    assert result.returncode == 0, result.stderr
+    report = adgen.check(str(path), modes=("forward", "reverse"))
+    assert report.ok, report.table()
+    m = adgen.load(str(path), modes=("forward",))
+    assert m.h.jvp((0.3,), (1.0,))[1] == pytest.approx(2.0 / (1.0 + np.exp(-0.3)), rel=1e-14)
+    assert m.slope_at_zero() == 0.5

@@ -503,7 +503,9 @@ def _external_tangent(fn: Function, module: Module, activity: ModuleActivity,
     ``TangentFunction`` makes of a body-less function (every float parameter and result is
     active), named as the user named it."""
     from ..frontend.external import missing
-    hvp = any(f.mode != "primal" for f in module.functions)  # the tangent of adjoint IR
+    # the tangent of adjoint IR (not of a module keeping the declaration of an external's C
+    # adjoint that a nested grad() calls, which is no derivative code of its own)
+    hvp = any(f.mode != "primal" and f.external is None for f in module.functions)
     mode = ("vector-" if vector else "") + ("hvp" if hvp else "forward")
     error = missing(fn, mode)
     if error is not None:
