@@ -65,9 +65,13 @@ CFLAGS = ["-O3", "-fopenmp-simd", "-DADGEN_VECTORIZE", "-march=native"]
 # disagreement is many orders of magnitude above these.
 PEER_TOL = 1e-6
 FD_TOL = 1e-4
-# the C driver's checks (bench.c): against a reference gradient and central differences
+# the C driver's checks (bench.c): against a reference gradient, central differences, and
+# the value against the reference's
 C_REF_TOL = 1e-7
 C_FD_TOL = 1e-4
+C_VALUE_TOL = 1e-12
+#: the most repetitions the C driver takes (bench.c)
+MAX_REPS = 1000
 
 ALL_TOOLS = ("c", "adgen", "jax", "torch")
 
@@ -903,7 +907,8 @@ def run_c(exe: Path, plan: list, reps: int) -> list[dict[str, Any]]:
     for cname, problem, tool, size, calls in plan:
         n = size.get("n", 1)
         r = json.loads(run([str(exe), cname, str(n), str(reps), str(calls)]).stdout)
-        ok = r["ref_err"] <= C_REF_TOL and r["fd_err"] <= C_FD_TOL and r["value_err"] <= 1e-12
+        ok = (r["ref_err"] <= C_REF_TOL and r["fd_err"] <= C_FD_TOL
+              and r["value_err"] <= C_VALUE_TOL)
         records.append({
             "problem": problem,
             "workload": ", ".join(f"{k}={v:,}" for k, v in size.items()) or "scalar",
@@ -920,6 +925,7 @@ def run_c(exe: Path, plan: list, reps: int) -> list[dict[str, Any]]:
             "check_ok": ok,
             "ref_error": r["ref_err"],
             "fd_error": r["fd_err"],
+            "value_error": r["value_err"],
             "tape_bytes": None if tool == "manual-c" else r["tape_bytes"],
             "zero_seconds": r["zero_s"],
             "suite": "Zygote" if problem in ("sincos", "pow_loop", "logsumexp") else "C only",
@@ -1046,10 +1052,53 @@ def print_table(records: list[dict[str, Any]]) -> None:
         print(line(row))
 
 
+def failed_checks(r: dict[str, Any]) -> str:
+    """What failed in record r's checks: each error above its tolerance, with that tolerance."""
+    if r["check_against"] == "adgen":
+        checks = [("error", r["check_error"], PEER_TOL), ("value error", r.get("value_error"), PEER_TOL)]
+    elif r["check_against"] == "central differences":
+        checks = [("error", r["check_error"], FD_TOL)]
+    else:  # the C driver
+        checks = [("reference error", r["ref_error"], C_REF_TOL),
+                  ("central-difference error", r["fd_error"], C_FD_TOL),
+                  ("value error", r["value_error"], C_VALUE_TOL)]
+    # (not err <= tol: a NaN fails too)
+    return ", ".join(f"{name} {err:.2e} (tolerance {tol:g})" for name, err, tol in checks
+                     if err is not None and not err <= tol) or f"error {r['check_error']:.2e}"
+
+
 def _json_default(o: Any) -> Any:
     if hasattr(o, "item"):  # NumPy scalars
         return o.item()
     raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+def _finite(value: Any) -> Any:
+    """value with every non-finite float made None (NaN and Infinity are not JSON)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def json_text(records: list[dict[str, Any]]) -> str:
+    """The records as strict JSON: a non-finite error (a check that found an infinity) is null."""
+    return json.dumps(_finite(records), indent=2, default=_json_default, allow_nan=False) + "\n"
+
+
+def set_xla_flags(threads: int) -> str:
+    """Make XLA use `threads` threads (XLA_FLAGS, read when JAX starts its CPU backend), unless
+    XLA_FLAGS is set already: that one is kept.  Returns what the JAX header line says."""
+    given = os.environ.get("XLA_FLAGS")
+    if given is not None:
+        return f"XLA_FLAGS of the environment kept, --threads not applied: {given!r}"
+    eigen = "false" if threads == 1 else "true"
+    os.environ["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={eigen} "
+                               f"intra_op_parallelism_threads={threads}")
+    return f"{threads} thread{'s' if threads > 1 else ''}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1057,7 +1106,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
                     help="small sizes and 5 repetitions (about a minute)")
-    ap.add_argument("--reps", type=int, help="repetitions (default 15, 5 with --quick)")
+    ap.add_argument("--reps", type=int,
+                    help=f"repetitions, 1 to {MAX_REPS} (the C driver's limit; default 15, "
+                         "5 with --quick)")
     ap.add_argument("--json", metavar="FILE", help="also write the records as JSON to FILE")
     ap.add_argument("--only", metavar="P,Q",
                     help="run only these problems: " + ", ".join(PROBLEM_NAMES + ["rosenbrock"]))
@@ -1073,10 +1124,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="print progress and the commands on stderr")
     args = ap.parse_args(argv)
+    if args.reps is not None and not 1 <= args.reps <= MAX_REPS:
+        ap.error(f"--reps: {args.reps} is not between 1 and {MAX_REPS}")
+    if args.threads < 1:
+        ap.error(f"--threads: {args.threads} is not a number of threads (1 or more)")
     THREADS = args.threads
     CFLAGS = args.cflags.split()
 
-    reps = args.reps or (5 if args.quick else 15)
+    reps = args.reps if args.reps is not None else (5 if args.quick else 15)
     target = 0.01 if args.quick else 0.04  # seconds per timed block of consecutive calls
     mode = "quick" if args.quick else "full"
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
@@ -1093,11 +1148,34 @@ def main(argv: list[str] | None = None) -> int:
         bad = wanted - set(names)
         if bad:
             ap.error(f"--only: unknown problem(s) {', '.join(sorted(bad))}")
+    c_plan = [row for row in (C_QUICK if args.quick else C_FULL)
+              if "c" in tools and row[1] in wanted]
+    py_names = [name for name in PROBLEM_NAMES if "adgen" in tools and name in wanted]
+    if not c_plan and not py_names:
+        if not tools:
+            why = "--tools names no tool"
+        elif not wanted:
+            why = "--only names no problem"
+        else:
+            why = (f"no problem of --only ({', '.join(sorted(wanted))}) runs with --tools "
+                   f"{','.join(tools)} (the C driver, c, runs rosenbrock, sincos, pow_loop and "
+                   "logsumexp; adgen and its peers every problem but rosenbrock)")
+        ap.error(f"nothing to run: {why}")
+    if c_plan:
+        try:
+            Path(args.build_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            ap.error(f"--build-dir: cannot create {args.build_dir}: {e.strerror or e}")
+    json_file = None
+    if args.json:
+        # opened now (appending: a previous file stays until the records replace it), so that
+        # a path that cannot be written is said before the run, not after it
+        try:
+            json_file = open(args.json, "a")
+        except OSError as e:
+            ap.error(f"--json: cannot write {args.json}: {e.strerror or e}")
 
-    if "jax" in tools or "torch" in tools:
-        os.environ.setdefault(
-            "XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-            if THREADS == 1 else "")
+    xla_note = set_xla_flags(THREADS) if "jax" in tools else ""
     log = (lambda s: print(s, file=sys.stderr, flush=True)) if args.verbose else (lambda s: None)
 
     info = machine()
@@ -1111,7 +1189,8 @@ def main(argv: list[str] | None = None) -> int:
         ok, what = peer_available(lib)
         if ok:
             peers.append(lib)
-            print(f"{lib} {what} (CPU, float64, {THREADS} thread{'s' if THREADS > 1 else ''})")
+            threads = xla_note if lib == "jax" else f"{THREADS} thread{'s' if THREADS > 1 else ''}"
+            print(f"{lib} {what} (CPU, float64, {threads})")
         else:
             skipped.append(f"{lib}: {what}")
     print(f"{mode} run: median of {reps} repetitions, each timing consecutive calls for about "
@@ -1119,15 +1198,14 @@ def main(argv: list[str] | None = None) -> int:
 
     records: list[dict[str, Any]] = []
     started = time.perf_counter()
-    c_plan = [row for row in (C_QUICK if args.quick else C_FULL) if row[1] in wanted]
     c_records: list[dict[str, Any]] = []
-    if "c" in tools and c_plan:
+    if c_plan:
         log("C driver: generating and compiling")
         exe = build_c(Path(args.build_dir), args.verbose)
         log("C driver: running")
         c_records = run_c(exe, c_plan, reps)
     for prob in PROBLEMS:
-        if "adgen" not in tools or prob.name not in wanted:
+        if prob.name not in py_names:
             records += [r for r in c_records if r["problem"] == prob.name]
             continue
         rows = bench_problem(prob, prob.sizes[mode], ["adgen"] + peers, reps, target, log)
@@ -1151,17 +1229,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"peer skipped: {s} (pip install -e \".[bench]\" installs jax and torch)")
     failed = [r for r in records if not r["check_ok"]]
     for r in failed:
-        what = r.get("error") or f"error {r['check_error']:.2e} (tolerance " + (
-            f"{PEER_TOL:g}" if r["check_against"] == "adgen" else f"{FD_TOL:g}") + ")"
-        if r.get("value_error") is not None and r["check_against"] == "adgen":
-            what += f", value error {r['value_error']:.2e}"
+        what = r.get("error") or failed_checks(r)
         print(f"CHECK FAILED: {r['problem']} {r['tool']}: {what}")
     print(f"\ntotal {time.perf_counter() - started:.0f} s")
 
-    if args.json:
+    if json_file is not None:
         for r in records:
             r.setdefault("date", info["date"])
-        Path(args.json).write_text(json.dumps(records, indent=2, default=_json_default) + "\n")
+        with json_file:
+            json_file.seek(0)
+            json_file.truncate()
+            json_file.write(json_text(records))
         print(f"wrote {args.json}")
     return 1 if failed else 0
 

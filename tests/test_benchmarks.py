@@ -9,13 +9,16 @@ asserted: the times only have to be positive numbers.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -55,6 +58,86 @@ def test_run_rejects_unknown_problem() -> None:
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "unknown problem" in proc.stderr
+
+
+def load_script(path: Path) -> Any:
+    """A benchmark script as a module (its main() takes argv), without running it."""
+    spec = importlib.util.spec_from_file_location(path.stem + "_under_test", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # (dataclasses look their module up there)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def run_py() -> Any:
+    return load_script(RUN)
+
+
+def usage_error(main: Callable[[list[str]], Any], argv: list[str],
+                capsys: pytest.CaptureFixture[str]) -> str:
+    """main(argv) must stop at the arguments: exit code 2; returns the message."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    assert stop.value.code == 2, argv
+    return capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--reps", "0"], "--reps: 0 is not between 1 and 1000"),  # it ran the default 15
+    (["--reps", "-1"], "--reps: -1 is not between 1 and 1000"),  # a StatisticsError
+    (["--reps", "1001", "--tools", "c"], "--reps: 1001 is not between 1 and 1000"),  # after the build
+    (["--threads", "0"], "--threads: 0 is not a number of threads"),  # torch "failed to import"
+    (["--tools", "c", "--only", "gmm"], "nothing to run: no problem of --only (gmm)"),
+    (["--only", "rosenbrock", "--tools", "adgen"], "nothing to run: no problem of --only"),
+    (["--only", ","], "nothing to run: --only names no problem"),  # an empty table, exit 0
+    (["--tools", ","], "nothing to run: --tools names no tool"),
+])
+def test_run_rejects_bad_options(run_py: Any, argv: list[str], message: str,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert message in usage_error(run_py.main, ["--quick", *argv], capsys)
+
+
+def test_run_rejects_unwritable_paths(run_py: Any, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # said before the run (they were a traceback after it, or after the C build's start)
+    argv = ["--quick", "--only", "sincos", "--tools", "c,adgen"]
+    err = usage_error(run_py.main, argv + ["--build-dir", str(tmp_path / "build"),
+                                           "--json", str(tmp_path / "no" / "r.json")], capsys)
+    assert "--json: cannot write" in err
+    (tmp_path / "file").write_text("")
+    err = usage_error(run_py.main, argv + ["--build-dir", str(tmp_path / "file" / "build")], capsys)
+    assert "--build-dir: cannot create" in err and "Traceback" not in err
+
+
+def test_run_xla_threads(run_py: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # --threads N reaches XLA for every N (it did for 1 only); an XLA_FLAGS of the user is kept,
+    # and the header says so (it claimed 1 thread)
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    assert run_py.set_xla_flags(1) == "1 thread"
+    assert os.environ["XLA_FLAGS"] == ("--xla_cpu_multi_thread_eigen=false "
+                                       "intra_op_parallelism_threads=1")
+    monkeypatch.delenv("XLA_FLAGS")
+    assert run_py.set_xla_flags(4) == "4 threads"
+    assert "intra_op_parallelism_threads=4" in os.environ["XLA_FLAGS"]
+    monkeypatch.setenv("XLA_FLAGS", "--xla_dump_to=/tmp/x")
+    assert "XLA_FLAGS of the environment kept" in run_py.set_xla_flags(1)
+    assert os.environ["XLA_FLAGS"] == "--xla_dump_to=/tmp/x"
+
+
+def test_run_failed_checks_and_json(run_py: Any) -> None:
+    # a C driver row failing its reference check says the reference tolerance (it said FD_TOL)
+    c_row = {"check_against": "reference and central differences", "check_error": 1.66e-7,
+             "ref_error": 1.66e-7, "fd_error": 1e-9, "value_error": 0.0}
+    assert run_py.failed_checks(c_row) == "reference error 1.66e-07 (tolerance 1e-07)"
+    c_row.update(ref_error=0.0, value_error=1e-10)
+    assert run_py.failed_checks(c_row) == "value error 1.00e-10 (tolerance 1e-12)"
+    peer_row = {"check_against": "adgen", "check_error": 1e-3, "value_error": 1e-10}
+    assert run_py.failed_checks(peer_row) == "error 1.00e-03 (tolerance 1e-06)"
+    # an infinite or NaN error is null in the JSON (it wrote Infinity, which is not JSON)
+    text = run_py.json_text([{"check_error": math.inf, "fd_error": math.nan, "ratio": 1.5}])
+    assert json.loads(text) == [{"check_error": None, "fd_error": None, "ratio": 1.5}]
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
