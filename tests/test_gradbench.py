@@ -10,6 +10,7 @@ messages (ids, success, timings).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import select
@@ -157,6 +158,32 @@ def test_protocol_messages(tool: ToolSession) -> None:
     tool.proc.stdin.write("not json\n[1, 2]\n")
     assert tool.send({"kind": "something-new"}) == {"id": tool.next_id - 1}
     assert "ignored a line that is not a message" in tool.log()
+
+
+def test_lines_that_break_the_parser_or_the_handling(tool: ToolSession) -> None:
+    # JSON nested deeper than the parser goes is a line that is no message, ignored with a note
+    # (the RecursionError ended the tool)
+    assert tool.proc.stdin is not None
+    tool.proc.stdin.write('{"id": 0, "kind": "analysis", "x": ' + "[" * 100_000 + "]" * 100_000
+                          + "}\n")
+    assert tool.send({"kind": "something-new"}) == {"id": tool.next_id - 1}
+    assert "ignored a line that is not a message (maximum recursion depth" in tool.log()
+    # an exception the handling of a message does not catch is a failure answer, and the
+    # tool reads on (it ended the stream)
+    spec = importlib.util.spec_from_file_location("gradbench_tool_under_test", TOOL)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    class Broken(module.Tool):
+        def handle(self, message: dict[str, Any]) -> dict[str, Any]:
+            raise KeyError("module")
+
+    r = json.loads(module.answer(Broken(), {"id": 7, "kind": "evaluate"}))
+    assert r["id"] == 7 and r["success"] is False and "KeyError: 'module'" in r["error"], r
+    assert set(r) == {"id", "success", "error"}
+    # ... and the messages answered before are answered as before
+    assert json.loads(module.answer(module.Tool(), {"id": 8, "kind": "analysis"})) == {"id": 8}
 
 
 def test_runs_and_seconds(tool: ToolSession) -> None:

@@ -737,12 +737,33 @@ def main() -> None:
             message = json.loads(line)
             if not isinstance(message, dict):
                 raise ValueError(f"a message is a JSON object, got {type(message).__name__}")
-        except ValueError as e:  # no id to answer: say so on stderr and go on
-            print(f"adgen tool: ignored a line that is not a message ({e}): {line.strip()[:200]}",
-                  file=sys.stderr)
+        except (ValueError, RecursionError) as e:  # no id to answer: say so on stderr, go on
+            # (RecursionError: JSON nested deeper than the parser goes)
+            what = str(e) or type(e).__name__
+            print(f"adgen tool: ignored a line that is not a message ({what}): "
+                  f"{line.strip()[:200]}", file=sys.stderr)
             continue
-        out.write(dumps(tool.handle(message)) + "\n")
-        out.flush()
+        text = answer(tool, message)
+        if text is not None:
+            out.write(text + "\n")
+            out.flush()
+
+
+def answer(tool: Tool, message: dict[str, Any]) -> str | None:
+    """The response line to ``message``.  A failure that its handling does not answer
+    itself (a bug of the tool, a message it did not foresee) is answered as a failed
+    evaluate is, ``{"id", "success": false, "error"}``, and the tool reads on; a message
+    whose id cannot be written back is not answered (said on stderr)."""
+    try:
+        return dumps(tool.handle(message))
+    except Exception as e:  # noqa: BLE001 - answered, not the end of the stream
+        error = "".join(traceback.format_exception(e))
+    try:
+        return dumps({"id": message.get("id"), "success": False, "error": error})
+    except (ValueError, TypeError, RecursionError) as e:
+        print(f"adgen tool: cannot answer a message ({e or type(e).__name__}): {error}",
+              file=sys.stderr)
+        return None
 
 
 def dumps(response: dict[str, Any]) -> str:
