@@ -189,6 +189,11 @@ CASES = [
         def main(p: float) -> float:
             return p * 2.0
         """), 1, 5, "'main' is the entry point of a C program", None),
+    ("function named tape", module("""
+        def tape(p: float) -> float:
+            return p * 2.0
+        """), 1, 5, "function name 'tape' cannot be used in the generated C: 'tape' names the "
+                    "tape of the generated adjoints", None),
     ("function named like a GNU math function", module("""
         import math
 
@@ -1675,6 +1680,14 @@ CASES += [
                    "program", '"main"'),
     _external_case("a C library name", '@external(C, name="malloc")', "'malloc' is defined by "
                    "the C library headers the generated code includes", '"malloc"'),
+    _external_case("a C function named like a nested gradient", '@external(C, name="f_c", '
+                   'adjoint="f_grad")', "grad(f) is computed by a function named 'f_grad', and "
+                   "'f_grad' is a C function of the external function 'f'", "grad(",
+                   header="from adgen import external, f64, grad\n\n",
+                   body=SCALAR + "\n\ndef g(x: f64) -> f64:\n    return grad(f)(x)\n"),
+    _external_case("the tape's name", '@external(C, name="tape")', "the C function name "
+                   "'tape' cannot be used: 'tape' names the tape of the generated adjoints",
+                   '"tape"'),
     _external_case("adgen's prefix", '@external(C, name="adgen_f")',
                    "names starting with adgen_ are adgen's own", '"adgen_f"'),
     _external_case("a binding name", '@external(C, name="result")',

@@ -41,13 +41,19 @@ if TYPE_CHECKING:
 
 def expand_nested(module: Module, diags: "Diagnostics") -> None:
     """Add the function of every nested derivative to ``module`` (innermost first)."""
-    names = {fn.name for fn in module.functions}
+    taken = {fn.name: f"this module defines '{fn.name}'" for fn in module.functions}
+    for fn in module.functions:  # the C functions of the externals, and their adjoint's halves
+        ext = fn.external
+        if ext is not None:
+            c_names = [ext.name, ext.tangent, ext.adjoint, ext.name + "_fwd", ext.name + "_bwd"]
+            taken |= {c: f"'{c}' is a C function of the external function "
+                         f"'{ext.function}'" for c in c_names if c}
     for spec in module.nested.values():
         for name in [spec.name] + [spec.name + s for s in DERIVATIVE_SUFFIXES]:
-            if name in names:
+            if name in taken:
                 raise AdgenError(spec.loc, f"{_spelled(spec)} is computed by a function "
-                                           f"named '{spec.name}', and this module defines "
-                                           f"'{name}' (rename that function)")
+                                           f"named '{spec.name}', and {taken[name]} (rename "
+                                           "that one)")
     pending = dict(module.nested)
     while pending:
         ready = [s for s in pending.values()

@@ -72,6 +72,8 @@ def function_name_problem(name: str, functions: set[str] | frozenset[str]) -> st
     if name in PYTHON_H_FUNCTIONS or name in PYTHON_H_MACROS or name in PYTHON_H_TYPES:
         return f"'{name}' is defined by the C library headers the Python binding includes " \
                "(Python.h)"
+    if name == "tape":  # (a local of every function that keeps one, and a parameter)
+        return "'tape' names the tape of the generated adjoints"
     if name.startswith(("adgen_", "ADGEN_", "_cffi")):
         return "names starting with adgen_ are adgen's own"
     if name in BINDING_NAMES or BINDING_PATTERN.fullmatch(name):
