@@ -183,4 +183,37 @@ def test_gradbench_ratios_quick(tmp_path: Path) -> None:
     for r in records:
         assert r["objective_seconds"] > 0 and r["derivative_seconds"] > 0, r
         assert r["ratio"] == r["derivative_seconds"] / r["objective_seconds"]
-        assert f"{r['eval']:<7} {r['workload']:<36}" in proc.stdout
+        assert f"{r['eval']:<7} {r['workload']} " in proc.stdout
+    # the columns line up: the workload column is as wide as its widest entry (it was 36 wide,
+    # and ht's 37-character workloads shifted their rows)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1 + len(records) and len({len(line) for line in lines}) == 1, proc.stdout
+
+
+@pytest.fixture(scope="module")
+def ratios_py() -> Any:
+    return load_script(ROOT / "benchmarks" / "gradbench" / "ratios.py")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--only", "nope"], "--only: unknown eval(s) nope"),  # it printed the header, exit 0
+    (["--only", "det, nope"], "--only: unknown eval(s) nope ("),  # names stripped: det is known
+    (["--only", ","], "--only names no eval"),
+    (["--min-runs", "0"], "--min-runs: 0 is not 1 or more"),
+    (["--min-seconds", "nan"], "--min-seconds: nan is not a number of seconds"),  # a traceback
+    (["--min-seconds", "-1"], "--min-seconds: -1.0 is not a number of seconds"),
+    (["--json", "/nonexistent-dir/ratios.json"], "--json: cannot write"),  # after the run
+])
+def test_gradbench_ratios_rejects_bad_options(ratios_py: Any, argv: list[str], message: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert message in usage_error(ratios_py.main, ["--quick", *argv], capsys)
+
+
+def test_gradbench_ratios_columns(ratios_py: Any) -> None:
+    # every workload of the full run, the widest (37 characters) included, in its column
+    labels = [w[1] for w in ratios_py.workloads(False)]
+    width = max(len("workload"), *map(len, labels))
+    header = ratios_py.table_line("eval", "workload", "objective", "derivative", "ratio", width)
+    for label in labels:
+        line = ratios_py.table_line("ht", label, "    1.000ms", "    2.000ms", "  2.00", width)
+        assert len(line) == len(header) and line.endswith("  2.00"), line

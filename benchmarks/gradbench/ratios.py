@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -100,43 +101,76 @@ def workloads(quick: bool) -> list[tuple[str, str, str, str, dict[str, Any]]]:
     return out
 
 
-def main() -> int:
+EVALS = ("llsq", "det", "ba", "ht", "kmeans")
+
+
+def table_line(module: str, workload: str, objective: str, derivative: str, ratio: str,
+               width: int) -> str:
+    """One line of the table, the workload column `width` wide."""
+    return f"{module:<7} {workload:<{width}} {objective:>11} {derivative:>11} {ratio:>6}"
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes (about 20 s)")
-    ap.add_argument("--min-runs", type=int, default=10)
+    ap.add_argument("--quick", action="store_true",
+                    help="small sizes (5 s on an idle machine, under a minute on a loaded one)")
+    ap.add_argument("--min-runs", type=int, default=10, help="per evaluate, 1 or more (default 10)")
     ap.add_argument("--min-seconds", type=float, default=None,
-                    help="per evaluate (default 1, 0.2 with --quick)")
-    ap.add_argument("--only", metavar="E,F", help="run only these evals (llsq, det, ba, ht, kmeans)")
+                    help="per evaluate, 0 or more (default 1, 0.2 with --quick)")
+    ap.add_argument("--only", metavar="E,F", help="run only these evals (" + ", ".join(EVALS) + ")")
     ap.add_argument("--json", metavar="FILE", help="also write the records as JSON")
-    args = ap.parse_args()
-    only = set(args.only.split(",")) if args.only else None
+    args = ap.parse_args(argv)
+    only = None
+    if args.only is not None:
+        only = {e.strip() for e in args.only.split(",") if e.strip()}
+        unknown = only - set(EVALS)
+        if unknown:
+            ap.error(f"--only: unknown eval(s) {', '.join(sorted(unknown))} "
+                     f"(these are {', '.join(EVALS)})")
+        if not only:
+            ap.error("--only names no eval")
+    if args.min_runs < 1:
+        ap.error(f"--min-runs: {args.min_runs} is not 1 or more")
+    if args.min_seconds is not None and not (math.isfinite(args.min_seconds)
+                                             and args.min_seconds >= 0):
+        ap.error(f"--min-seconds: {args.min_seconds} is not a number of seconds, 0 or more")
     min_seconds = args.min_seconds if args.min_seconds is not None else (
         0.2 if args.quick else 1.0)
+    json_file = None
+    if args.json:
+        # opened now, so that a path that cannot be written is said before the run
+        try:
+            json_file = open(args.json, "a")
+        except OSError as e:
+            ap.error(f"--json: cannot write {args.json}: {e.strerror or e}")
+    plan = [w for w in workloads(args.quick) if only is None or w[0] in only]
+    width = max(len("workload"), *(len(w[1]) for w in plan))
     tool = Tool()
     tool.send({"kind": "start", "eval": "ratios"})
     defined: set[str] = set()
     records = []
-    print(f"{'eval':<7} {'workload':<36} {'objective':>11} {'derivative':>11} {'ratio':>6}")
+    print(table_line("eval", "workload", "objective", "derivative", "ratio", width))
     try:
-        for module, workload, fobj, fder, inp in workloads(args.quick):
-            if only is not None and module not in only:
-                continue
+        for module, workload, fobj, fder, inp in plan:
             if module not in defined:
                 tool.send({"kind": "define", "module": module})
                 defined.add(module)
             t_obj, runs_obj = tool.median_seconds(module, fobj, inp, args.min_runs, min_seconds)
             t_der, runs_der = tool.median_seconds(module, fder, inp, args.min_runs, min_seconds)
             ratio = t_der / t_obj
-            print(f"{module:<7} {workload:<36} {t_obj * 1e3:9.3f}ms {t_der * 1e3:9.3f}ms "
-                  f"{ratio:6.2f}", flush=True)
+            print(table_line(module, workload, f"{t_obj * 1e3:9.3f}ms", f"{t_der * 1e3:9.3f}ms",
+                             f"{ratio:6.2f}", width), flush=True)
             records.append({"eval": module, "workload": workload, "objective": fobj,
                             "derivative": fder, "objective_seconds": t_obj,
                             "derivative_seconds": t_der, "ratio": ratio,
                             "runs": [runs_obj, runs_der]})
     finally:
         tool.close()
-    if args.json:
-        Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
+    if json_file is not None:
+        with json_file:
+            json_file.seek(0)
+            json_file.truncate()
+            json_file.write(json.dumps(records, indent=1) + "\n")
     return 0
 
 
