@@ -194,6 +194,11 @@ CASES = [
             return p * 2.0
         """), 1, 5, "function name 'tape' cannot be used in the generated C: 'tape' names the "
                     "tape of the generated adjoints", None),
+    ("function named like the tape counter", module("""
+        def model_b_d_tape_bytes(p: float) -> float:
+            return p * 2.0
+        """), 1, 5, "'model_b_d_tape_bytes' is the function of model_b_d.c that tells the bytes "
+                    "of the last adjoint's tape", None),
     ("function named like a GNU math function", module("""
         import math
 
@@ -1685,6 +1690,10 @@ CASES += [
                    "'f_grad' is a C function of the external function 'f'", "grad(",
                    header="from adgen import external, f64, grad\n\n",
                    body=SCALAR + "\n\ndef g(x: f64) -> f64:\n    return grad(f)(x)\n"),
+    _external_case("the tape counter's name", '@external(C, name="model_b_tape_bytes")',
+                   "the C function name 'model_b_tape_bytes' cannot be used: "
+                   "'model_b_tape_bytes' is the function of model_b.c that tells the bytes of "
+                   "the last adjoint's tape", '"model_b_tape_bytes"'),
     _external_case("the tape's name", '@external(C, name="tape")', "the C function name "
                    "'tape' cannot be used: 'tape' names the tape of the generated adjoints",
                    '"tape"'),
@@ -2270,3 +2279,12 @@ def test_every_rejection_message_has_a_case(tmp_path: Path) -> None:
                      if t not in reached and not any(t.startswith(k) for k in UNREACHABLE))
     assert not missing, "rejection messages without a case in CASES (add one, or an UNREACHABLE " \
                         "entry for an internal guard):\n" + "\n".join(missing)
+
+
+def test_the_tape_counters_named_are_those_emitted() -> None:
+    """names.TAPE_COUNTER_SUFFIXES (the refused NAME_b_tape_bytes) are the files that have a
+    tape counter."""
+    from adgen.transpile.emit.c import TAPE_MODES
+    from adgen.transpile.emit.module import MODES
+    from adgen.transpile.emit.names import TAPE_COUNTER_SUFFIXES
+    assert {MODES[m][0] for m in TAPE_MODES} == set(TAPE_COUNTER_SUFFIXES)

@@ -55,9 +55,15 @@ def reserved(name: str, functions: set[str] | frozenset[str] = frozenset()) -> b
         name.startswith(("adgen_", "ADGEN_")) or name in functions or name in CPP_KEYWORDS
 
 
-def function_name_problem(name: str, functions: set[str] | frozenset[str]) -> str | None:
-    """Why a module function cannot be called ``name`` in C, or None.  Function names are
-    the generated API (``f``, ``f_d``), so they are never renamed behind the user's back."""
+#: the suffixes of the adjoint files, each with a tape counter ``NAME_b_tape_bytes``
+TAPE_COUNTER_SUFFIXES = ("_b", "_bv", "_b_d", "_b_dv")
+
+
+def function_name_problem(name: str, functions: set[str] | frozenset[str],
+                          module: str = "") -> str | None:
+    """Why a module function cannot be called ``name`` in C, or None (``module``: the
+    module's name).  Function names are the generated API (``f``, ``f_d``), so they are never
+    renamed behind the user's back."""
     if name in C_KEYWORDS or name in CPP_KEYWORDS:
         return f"'{name}' is a keyword in C or C++"
     if C_RESERVED_PATTERN.fullmatch(name):
@@ -72,6 +78,9 @@ def function_name_problem(name: str, functions: set[str] | frozenset[str]) -> st
     if name in PYTHON_H_FUNCTIONS or name in PYTHON_H_MACROS or name in PYTHON_H_TYPES:
         return f"'{name}' is defined by the C library headers the Python binding includes " \
                "(Python.h)"
+    if module and name in {f"{module}{s}_tape_bytes" for s in TAPE_COUNTER_SUFFIXES}:
+        return f"'{name}' is the function of {name[:-len('_tape_bytes')]}.c that tells the " \
+               "bytes of the last adjoint's tape"
     if name == "tape":  # (a local of every function that keeps one, and a parameter)
         return "'tape' names the tape of the generated adjoints"
     if name.startswith(("adgen_", "ADGEN_", "_cffi")):

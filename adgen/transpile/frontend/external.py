@@ -129,7 +129,7 @@ def _check_names(reader: ScopeReader, sig: Signature, call: cst.Call, ext: Exter
         if not name:
             continue
         node = nodes[key]
-        problem = function_name_problem(name, functions)
+        problem = function_name_problem(name, functions, reader.module_name)
         if name in functions:
             problem = f"'{name}' is a function of this module" + \
                 (" (the generated function that calls it)" if name == sig.name else "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -86,6 +87,8 @@ class ModuleScope:
 class ScopeReader:
     def __init__(self, path: str, loc_of: Callable[[cst.CSTNode], Loc], options: Options) -> None:
         self.path = path
+        #: the module's name, which names the generated files (check_module_name)
+        self.module_name = os.path.splitext(os.path.basename(path))[0]
         self.loc_of = loc_of
         self.options = options
         self.scope = ModuleScope()
@@ -253,7 +256,8 @@ class ScopeReader:
             raise AdgenError(self.loc_of(node.name), f"function '{name}' is defined twice "
                                                      "(rename one of them)",
                              [Note(self.scope.functions[name].loc, "first defined here")])
-        problem = function_name_problem(name, set(self.scope.functions) | self._later_functions)
+        problem = function_name_problem(name, set(self.scope.functions) | self._later_functions,
+                                        self.module_name)
         if problem is not None:
             raise self.error(node.name, f"function name '{name}' cannot be used in the generated C: "
                                         f"{problem} (rename the function)")
