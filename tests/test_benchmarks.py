@@ -217,3 +217,39 @@ def test_gradbench_ratios_columns(ratios_py: Any) -> None:
     for label in labels:
         line = ratios_py.table_line("ht", label, "    1.000ms", "    2.000ms", "  2.00", width)
         assert len(line) == len(header) and line.endswith("  2.00"), line
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--reps", "0"], "--reps: 0 is not 1 or more"),  # an UnboundLocalError
+    (["--steps", "0"], "--steps: 0 is not 1 or more"),  # ran silently
+    (["--snapshots", "abc"], "--snapshots: 'abc' is not a list of integers"),  # a ValueError
+    (["--snapshots="], "--snapshots: '' is not a list of integers"),
+    (["--snapshots", "20,0"], "binomial(k) takes k >= 1 snapshots"),  # adgen's LoadError
+])
+def test_checkpointing_rejects_bad_options(argv: list[str], message: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    script = load_script(ROOT / "benchmarks" / "checkpointing.py")
+    assert message in usage_error(script.main, argv, capsys)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--reps", "0"], "--reps: 0 is not 1 or more"),  # a StatisticsError
+    (["--n", "3"], "--n: 3 is less than 5"),  # a zero-size array (n // 5 == 0)
+    (["--inputs", "0"], "--inputs: 0 is not 1 or more"),  # generated invalid source
+    (["--inputs", "-2"], "--inputs: -2 is not 1 or more"),  # a NumPy traceback
+])
+def test_mixed_mode_rejects_bad_options(argv: list[str], message: str,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    script = load_script(ROOT / "benchmarks" / "mixed_mode.py")
+    assert message in usage_error(script.main, argv, capsys)
+
+
+def test_mixed_mode_quick_keeps_explicit_options() -> None:
+    # --quick fills in what is not given (it replaced an explicit --n and --reps)
+    script = load_script(ROOT / "benchmarks" / "mixed_mode.py")
+    args = script.parse_args(["--quick", "--reps", "7", "--n", "5000"])
+    assert (args.n, args.reps) == (5000, 7)
+    args = script.parse_args(["--quick", "--n", "5000"])
+    assert (args.n, args.reps) == (5000, 3)
+    args = script.parse_args([])
+    assert (args.n, args.reps) == (1_000_000, 9)
