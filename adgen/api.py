@@ -305,7 +305,28 @@ def unit_of(t: Transpiled) -> Unit:
         include = os.path.dirname(os.path.abspath(path))
         if include not in include_dirs:
             include_dirs.append(include)
+    if t.target == "c":  # the number of directions the build fixes, as its compiler saw the flags
+        files[NBDIRS_HEADER] = NBDIRS_FUNCTION
+        cdef += NBDIRS_CDEF
     return Unit(files, cdef, tuple(include_dirs), tuple(external_sources(t)))
+
+
+#: a header of the binding's own (not written with the generated files): the binding calls
+#: its function for the ADGEN_NBDIRS the build fixes, whatever flags spelled it (-D, -Wp,-D,
+#: -imacros, a -include'd header, CFLAGS, CC), instead of trusting its reading of the flags
+NBDIRS_HEADER = "adgen-binding-nbdirs.h"  # (no module's header: not an identifier)
+NBDIRS_FUNCTION = """#include <stdint.h>
+
+static int64_t adgen_fixed_nbdirs(void)
+{
+#ifdef ADGEN_NBDIRS
+    return ADGEN_NBDIRS;
+#else
+    return 0;
+#endif
+}
+"""
+NBDIRS_CDEF = "int64_t adgen_fixed_nbdirs(void);\n"
 
 
 def external_sources(t: Transpiled) -> list[str]:
@@ -395,6 +416,9 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
         ext: Any = build_cuda(t.module.name, unit_of(t), cflags)
     else:
         ext = build(t.module.name, unit_of(t), cflags)
+        # the truth: a flag fixing it that the reading above missed (-Wp,-DADGEN_NBDIRS=1) gave
+        # calls of another number of directions than the code assumes, and wrong results
+        nbdirs = int(ext.lib.adgen_fixed_nbdirs()) or None
     lib, ffi = ext.lib, ext.ffi
     device = t.target == "cuda" and EMULATE_FLAGS[0] not in cflags
     calls: dict[str, dict[str, _Call]] = {}

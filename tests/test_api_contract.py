@@ -583,6 +583,22 @@ def f(x: Array[f64]) -> float:
 """
 
 
+def test_the_fixed_number_of_directions_comes_from_the_build(tmp_path: Path) -> None:
+    """-Wp,-DADGEN_NBDIRS=2 and a header given with -imacros fix the number of directions
+    where the binding's reading of the flags does not see them: it passed another number
+    than the code assumes (a Jacobian with a zero column, no error).  The build says."""
+    path = _module(tmp_path, NBMIN, "nbwp")
+    (tmp_path / "three.h").write_text("#define ADGEN_NBDIRS 3\n")
+    x = np.array([0.3, 0.7, 1.1])
+    exact = np.sin(x) + x * np.cos(x)
+    for flags, n in ((["-O2", "-Wp,-DADGEN_NBDIRS=2"], 2),
+                     (["-O2", "-imacros", str(tmp_path / "three.h")], 3)):
+        m = adgen.load(path, modes=("vector-forward",), cflags=flags)
+        with pytest.raises(ValueError, match=rf"this build takes {n} directions"):
+            m.f.jvp_vec((x,), (np.ones((3, n + 1)),))
+        np.testing.assert_allclose(adgen.jacobian(m.f, (x,)).matrix[0], exact, rtol=1e-14)
+
+
 def test_the_fixed_number_of_directions_is_read_as_the_compiler_reads_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # -DADGEN_NBDIRS=010 is 8 to the compiler and was 10 to the binding (wrong tangents);
