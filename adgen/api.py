@@ -216,6 +216,8 @@ class AdgenModule:
     ffi: Any
     functions: dict[str, AdgenFunction]
     transpiled: Transpiled
+    #: the compiled library the functions call (in the build cache)
+    library: str = ""
 
     def __getattr__(self, name: str) -> Any:
         functions = self.__dict__.get("functions", {})
@@ -348,7 +350,9 @@ def external_unit_text(path: str, headers: list[str]) -> str:
         raise UsageError(f"cannot read the external C file {path}: "
                          f"{getattr(exc, 'strerror', None) or exc}") from None
     quoted = path.replace("\\", "\\\\").replace('"', '\\"')
-    includes = "".join(f'#include "{h}"\n' for h in sorted(headers))
+    # (by their path from the copy in external/: a header of the user's named like a generated
+    # one, model.h beside the C file, stays the one its #include "model.h" finds)
+    includes = "".join(f'#include "../{h}"\n' for h in sorted(headers))
     return f"{includes}#line 1 \"{quoted}\"\n{text}"
 
 
@@ -436,7 +440,8 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
         if "primal" not in by_mode:
             continue
         functions[name] = AdgenFunction(name, by_mode)
-    return AdgenModule(path, lib, ffi, functions, t)
+    library = ext.path if t.target == "cuda" else ext.__file__
+    return AdgenModule(path, lib, ffi, functions, t, library)
 
 
 def check(path: str, modes: Sequence[str] = ("forward", "vector-forward", "reverse", "vector-reverse", "hvp"), *,

@@ -153,13 +153,18 @@ LINK_FLAGS = ("-Wl,-Bsymbolic",)
 BUILD_ENVIRONMENT = ("CC", "CFLAGS", "CPPFLAGS", "LDFLAGS", "LDSHARED")
 
 
-def _key(name: str, unit: Unit, cflags: tuple[str, ...]) -> str:
+def _key(name: str, unit: Unit, cflags: tuple[str, ...],
+         included: list[str] | None = None) -> str:
+    """The cache key of a build; ``included``: the texts of the files the C of the
+    ``@external`` functions includes (read now when not given)."""
     h = hashlib.sha256()
     env = [f"{v}={os.environ[v]}" for v in BUILD_ENVIRONMENT if v in os.environ]
+    if included is None:
+        included = _texts(included_files(unit, cflags))
     for part in (name, unit.cdef, repr(cflags), repr(LINK_FLAGS), compiler_version(), *env,
                  sys.version, __version__,
                  runtime_header(), *[f"{k}\0{v}" for k, v in sorted(unit.files.items())],
-                 *unit.include_dirs, *_texts(included_files(unit, cflags))):
+                 *unit.include_dirs, *included):
         h.update(part.encode("utf-8", "surrogateescape"))
         h.update(b"\0")
     return h.hexdigest()[:16]
@@ -193,7 +198,38 @@ PROGRESS: contextvars.ContextVar[Callable[[str, bool], None] | None] = contextva
 #: descriptors 1 and 2 while the compiler runs, LC_ALL, cffi's current directory), so two
 #: threads building at once broke each other's builds, left stdout pointing at a deleted file,
 #: and renamed a build without its library into the cache
-_BUILD_LOCK = threading.Lock()
+_BUILD_LOCK = threading.RLock()  # (reentrant: a build may fork from its own thread)
+
+
+#: what a build running in this process changed for the whole process (file descriptors 1
+#: and 2, sys.stdout, the environment, the current directory): how to undo each
+_UNDO_IN_CHILD: list[Callable[[], None]] = []
+
+
+@contextlib.contextmanager
+def _undone_in_child(undo: Callable[[], None]) -> Iterator[None]:
+    """While the block runs, a process forked from this one (multiprocessing) undoes what
+    the build changed with ``undo``: the child has no thread building."""
+    _UNDO_IN_CHILD.append(undo)
+    try:
+        yield
+    finally:
+        _UNDO_IN_CHILD.remove(undo)
+
+
+def _after_fork_in_child() -> None:
+    """A child forked while another thread built: it got the lock held by a thread it does
+    not have (its first build waited for ever), file descriptors 1 and 2 pointing at the
+    compiler's capture (its output was lost), and the build's environment and directory."""
+    global _BUILD_LOCK
+    for undo in reversed(_UNDO_IN_CHILD):
+        with contextlib.suppress(Exception):
+            undo()
+    _UNDO_IN_CHILD.clear()
+    _BUILD_LOCK = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def build(name: str, unit: Unit, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> ModuleType:
@@ -203,13 +239,16 @@ def build(name: str, unit: Unit, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> Mo
 
 
 def _build(name: str, unit: Unit, cflags: tuple[str, ...]) -> ModuleType:
-    key = _key(name, unit, cflags)
-    modname = f"_adgen_{name}_{key}"
-    if modname in sys.modules:
-        return sys.modules[modname]
-    target = cache_root() / key
-    lib = _find_extension(target, modname)
-    if lib is None:
+    for _ in range(3):
+        included = _texts(included_files(unit, cflags))
+        key = _key(name, unit, cflags, included)
+        modname = f"_adgen_{name}_{key}"
+        if modname in sys.modules:
+            return sys.modules[modname]
+        target = cache_root() / key
+        lib = _find_extension(target, modname)
+        if lib is not None:
+            break
         report = PROGRESS.get()
         sources = sum(1 for f in unit.files if f.endswith(".c"))
         what = f"compiling {name} ({sources} C file{'s' if sources != 1 else ''}, gcc " \
@@ -217,18 +256,51 @@ def _build(name: str, unit: Unit, cflags: tuple[str, ...]) -> ModuleType:
         start = time.monotonic()
         if report is not None:
             report(what + "...", False)
-        _compile(target, modname, unit, cflags)
+        # (a header the C of an @external includes, edited while the compiler ran: the build
+        # is not published under the key of the texts it may not have read, and starts again)
+        if not _compile(target, modname, unit, cflags,
+                        lambda read=included: _texts(included_files(unit, cflags)) == read):
+            continue
         if report is not None:
             report(f"{what}: {time.monotonic() - start:.1f} s", True)
-        lib = _find_extension(target, modname)
-        if lib is None:
-            raise BuildError(f"the build in {target} produced no extension module")
-    spec = importlib.util.spec_from_file_location(modname, lib)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+        break
+    else:
+        raise BuildError("the headers the C files of the @external functions include kept "
+                         "changing while they were compiled (build again when they are saved)")
+    mod = _load(target, modname)
     sys.modules[modname] = mod
     return mod
+
+
+def _load(target: Path, modname: str) -> ModuleType:
+    """Import the extension of the cache entry ``target``.  Another process replacing an
+    entry without its library may move a finished one aside for a moment (and put it back):
+    a library not there is looked for again, for a few seconds."""
+    for _ in range(50):
+        lib = _find_extension(target, modname)
+        if lib is None:
+            time.sleep(0.1)
+            continue
+        spec = importlib.util.spec_from_file_location(modname, lib)
+        assert spec is not None and spec.loader is not None
+        try:
+            mod = importlib.util.module_from_spec(spec)  # (dlopen: here a symbol is missing)
+            spec.loader.exec_module(mod)
+            return mod
+        except ImportError as exc:
+            if not lib.exists():  # moved aside while it was opened
+                continue
+            # a C function the module calls that nothing defines (an @external's C file
+            # without it, or a function it calls): the cached library is of no use
+            _discard(target)
+            undefined = re.search(r"undefined symbol: (\S+)", str(exc))
+            if undefined:
+                raise BuildError(f"the built library cannot be loaded: nothing defines the C "
+                                 f"function '{undefined[1]}' (the C files of the @external "
+                                 "functions, and --source files, must define every function "
+                                 "they call)") from None
+            raise BuildError(f"the built library cannot be loaded: {exc}") from None
+    raise BuildError(f"the build in {target} produced no extension module")
 
 
 _CUDA_LIBS: dict[str, SimpleNamespace] = {}
@@ -257,7 +329,7 @@ def _build_cuda(name: str, unit: Unit, flags: tuple[str, ...]) -> SimpleNamespac
     import cffi
     ffi = cffi.FFI()
     ffi.cdef(unit.cdef)
-    out = SimpleNamespace(lib=ffi.dlopen(str(path)), ffi=ffi)
+    out = SimpleNamespace(lib=ffi.dlopen(str(path)), ffi=ffi, path=str(path))
     _CUDA_LIBS[str(path)] = out
     return out
 
@@ -284,13 +356,6 @@ def _compile_cuda(path: Path, unit: Unit, flags: tuple[str, ...]) -> None:
         if out.returncode != 0:
             raise BuildError(f"compiling the CUDA failed:\n{' '.join(cmd)}\n{out.stdout}"
                              f"{out.stderr}")
-
-
-def extension_path(name: str, unit: Unit, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> Path:
-    key = _key(name, unit, cflags)
-    path = _find_extension(cache_root() / key, f"_adgen_{name}_{key}")
-    assert path is not None
-    return path
 
 
 def _find_extension(target: Path, modname: str) -> Path | None:
@@ -322,10 +387,17 @@ def _capture_fds():  # type: ignore[no-untyped-def]
     saved = [os.dup(1), os.dup(2)]
     sys.stdout.flush()
     sys.stderr.flush()
+
+    def undo() -> None:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
     try:
-        os.dup2(out.file.fileno(), 1)
-        os.dup2(out.file.fileno(), 2)
-        yield out
+        with _undone_in_child(undo):
+            os.dup2(out.file.fileno(), 1)
+            os.dup2(out.file.fileno(), 2)
+            yield out
     finally:
         os.dup2(saved[0], 1)
         os.dup2(saved[1], 2)
@@ -338,16 +410,27 @@ def _capture_fds():  # type: ignore[no-untyped-def]
 def _c_locale() -> Iterator[None]:
     """The compiler run in the C locale (distutils starts it with this process's
     environment): its diagnostics say 'error:', which the command line reads for exit code 3,
-    whatever language the user's locale speaks ('Fehler' under LANG=de_DE)."""
-    saved = os.environ.get("LC_ALL")
-    os.environ["LC_ALL"] = "C"
+    whatever language the user's locale speaks ('Fehler' under LANG=de_DE); and with the paths
+    of CFLAGS and CPPFLAGS absolute."""
+    changes = {"LC_ALL": "C"}
+    # (distutils adds CFLAGS and CPPFLAGS to the compiler's words, run in cffi's directory)
+    for var in ("CFLAGS", "CPPFLAGS"):
+        if var in os.environ:
+            changes[var] = shlex.join(absolute_paths(environment_words(var)))
+    saved = {var: os.environ.get(var) for var in changes}
+
+    def undo() -> None:
+        for var, value in saved.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
+    os.environ.update(changes)
     try:
-        yield
+        with _undone_in_child(undo):
+            yield
     finally:
-        if saved is None:
-            del os.environ["LC_ALL"]
-        else:
-            os.environ["LC_ALL"] = saved
+        undo()
 
 
 @contextlib.contextmanager
@@ -359,30 +442,66 @@ def _staging(target: Path, files: dict[str, str],
     library (left by a broken build of an older adgen, where every load then failed) is
     renamed aside, atomically, and replaced."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned(target.parent)
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
     try:
         for fname, text in files.items():
             (tmp / fname).parent.mkdir(parents=True, exist_ok=True)
             (tmp / fname).write_text(text, encoding="utf-8", errors="surrogateescape")
         yield tmp
-        for _ in range(2):
+        for _ in range(3):
             try:
                 os.rename(tmp, target)
                 break
             except OSError:
-                if not target.exists():
+                if not os.path.lexists(target):  # (a dangling link there is replaced too)
                     raise
                 if complete(target):
                     break  # another process finished the same build first: it is identical
                 stale = Path(tempfile.mkdtemp(prefix=".stale-", dir=target.parent))
                 try:
-                    os.rename(target, stale / "build")  # (a finished build is never moved)
+                    os.rename(target, stale / "build")
                 except OSError:
                     pass  # another process moved it first
+                else:
+                    # another process may have finished the build there between the test
+                    # and the rename: put it back (it is loading it), else throw it away
+                    if complete(stale / "build"):
+                        with contextlib.suppress(OSError):
+                            os.rename(stale / "build", target)
                 shutil.rmtree(stale, ignore_errors=True)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+#: a staging directory this old was left by a build that was killed (no build takes a day)
+ABANDONED_SECONDS = 24 * 3600
+
+
+def _remove_abandoned(root: Path) -> None:
+    """Remove the staging directories of killed builds (SIGTERM, SIGKILL) from ``root``."""
+    now = time.time()
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith((".build-", ".stale-")):
+            try:
+                old = now - entry.stat(follow_symlinks=False).st_mtime > ABANDONED_SECONDS
+            except OSError:
+                continue
+            if old:
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _discard(target: Path) -> None:
+    """Remove the cache entry ``target`` (renamed aside first: atomically)."""
+    stale = Path(tempfile.mkdtemp(prefix=".stale-", dir=target.parent))
+    with contextlib.suppress(OSError):
+        os.rename(target, stale / "build")
+    shutil.rmtree(stale, ignore_errors=True)
 
 
 def _short(exc: Exception) -> str:
@@ -399,26 +518,73 @@ def _short(exc: Exception) -> str:
     return text
 
 
-def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...]) -> None:
+class _Changed(Exception):
+    """What a build read changed while it ran: it is thrown away."""
+
+
+def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...],
+             unchanged: Callable[[], bool] = lambda: True) -> bool:
+    """Build ``unit`` into ``target``; False (and nothing published) when ``unchanged`` says
+    the inputs changed while the compiler ran."""
     import cffi
 
     files = {**unit.files, "adgen_runtime.h": runtime_header()}
-    with _staging(target, files, lambda d: _find_extension(d, modname) is not None) as tmp:
-        sources = [str(tmp / f) for f in sorted(files) if f.endswith(".c")]
-        headers = "".join(f'#include "{f}"\n' for f in sorted(files) if f.endswith(".h")
-                          and f != "adgen_runtime.h")
-        ffi = cffi.FFI()
-        ffi.cdef(unit.cdef)
-        ffi.set_source(modname, headers, sources=sources,
-                       include_dirs=[str(tmp), *unit.include_dirs],
-                       extra_compile_args=list(cflags), libraries=["m"],
-                       extra_link_args=[*LINK_FLAGS, *([OPENMP_FLAG] if OPENMP_FLAG in cflags
-                                                       else [])])
-        log = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log), \
-                    _capture_fds() as compiler_output, _c_locale():
-                ffi.compile(tmpdir=str(tmp), verbose=False)
-        except Exception as exc:  # distutils raises its own error types
-            raise BuildError(f"compiling the C failed:\n{compiler_output.read()}"
-                             f"{log.getvalue()}\n{_short(exc)}") from None
+    try:
+        with _staging(target, files, lambda d: _find_extension(d, modname) is not None) as tmp:
+            sources = [str(tmp / f) for f in sorted(files) if f.endswith(".c")]
+            headers = "".join(f'#include "{f}"\n' for f in sorted(files) if f.endswith(".h")
+                              and f != "adgen_runtime.h")
+            ffi = cffi.FFI()
+            ffi.cdef(unit.cdef)
+            # the directories of the @external C files first: a header of the user's named
+            # like a generated one is theirs (the copies include the generated ones by path)
+            ffi.set_source(modname, headers, sources=sources,
+                           include_dirs=[*unit.include_dirs, str(tmp)],
+                           extra_compile_args=absolute_paths(list(cflags)), libraries=["m"],
+                           extra_link_args=[*LINK_FLAGS, *([OPENMP_FLAG] if OPENMP_FLAG in cflags
+                                                           else [])])
+            log = io.StringIO()
+            streams, cwd = (sys.stdout, sys.stderr), os.getcwd()
+
+            def undo() -> None:  # (cffi compiles in its own directory)
+                sys.stdout, sys.stderr = streams
+                os.chdir(cwd)
+            try:
+                with _undone_in_child(undo), contextlib.redirect_stdout(log), \
+                        contextlib.redirect_stderr(log), _capture_fds() as compiler_output, \
+                        _c_locale():
+                    ffi.compile(tmpdir=str(tmp), verbose=False)
+            except Exception as exc:  # distutils raises its own error types
+                raise BuildError(f"compiling the C failed:\n{compiler_output.read()}"
+                                 f"{log.getvalue()}\n{_short(exc)}") from None
+            if not unchanged():
+                raise _Changed
+    except _Changed:
+        return False
+    return True
+
+
+#: options whose argument is a path, which the build (run by cffi in its own directory) reads
+#: made absolute: a relative -Iinc is the caller's inc/, as for `gcc -MM` and in the user's make
+PATH_OPTIONS = ("-include", "-imacros", "-iquote", "-isystem", "-idirafter", "-I", "-L")
+
+
+def absolute_paths(words: list[str]) -> list[str]:
+    """``words`` (compiler flags) with the paths of ``PATH_OPTIONS`` made absolute."""
+    out: list[str] = []
+    k = 0
+    while k < len(words):
+        word = words[k]
+        k += 1
+        option = next((o for o in PATH_OPTIONS if word.startswith(o)), None)
+        if option is None:
+            out.append(word)
+        elif word == option:  # -I dir
+            out.append(word)
+            if k < len(words):
+                out.append(os.path.abspath(words[k]) if words[k] else words[k])
+                k += 1
+        else:
+            rest = word[len(option):]
+            out.append(option + (os.path.abspath(rest) if rest != "-" else rest))
+    return out

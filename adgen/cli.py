@@ -372,8 +372,7 @@ def build_failure(failure: str, files: dict[str, str], args: argparse.Namespace,
 def run(argv: Sequence[str]) -> int:
     from .api import bind, check_modes, fixed_nbdirs, not_utf8, transpile
     from .build import (
-        compiler_flags, cuda_library_path, extension_path, nvcc_flags, runtime_cuda_header,
-        runtime_header,
+        compiler_flags, nvcc_flags, runtime_cuda_header, runtime_header,
     )
     from .transpile.emit.module import EmittedModule
     from .transpile.frontend.diagnostics import AdgenError, format_error
@@ -519,11 +518,10 @@ def run(argv: Sequence[str]) -> int:
     try:
         if args.build:
             verbose("compiling with " + ("nvcc" if args.target == "cuda" else "gcc"))
-            from .api import unit_of
             use_sources(t, args.source)
-            bind(t, path, flags)
-            built = cuda_library_path(t.module.name, unit_of(t), flags) \
-                if args.target == "cuda" else extension_path(t.module.name, unit_of(t), flags)
+            # (the library loaded: the key computed again could name another build, of a C
+            # file or header edited meanwhile)
+            built = Path(bind(t, path, flags).library)
         if args.check:
             verbose("checking")
             report = run_checks(path, modes, functions=args.functions, wrt=args.wrt, of=args.of,

@@ -1,0 +1,215 @@
+"""The build cache against what changes beside it: headers edited while a build runs, C
+functions nobody defines, relative include paths, a user header named like a generated one,
+other processes replacing entries, forks during a build, and what killed builds leave."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import adgen
+from adgen import build
+from adgen.build import BuildError
+
+EXTERNAL_PY = """
+from adgen import external, f64
+
+
+@external("k.c", name="kc", tangent="kc_d", adjoint="kc_b")
+def kf(x: f64) -> f64:
+    return K * x
+
+
+def f(x: float) -> float:
+    return kf(x) + 0.0
+"""
+
+K_C = """
+#include <stdint.h>
+#include "k.h"
+
+double kc(double x) { return K * x; }
+double kc_d(double x, double xd, double *retd) { *retd = K * xd; return K * x; }
+double kc_b(double x, double *xb, double retb) { *xb += K * retb; return K * x; }
+"""
+
+
+def external_module(directory: Path, k: str = "1.0", header_dir: str = "") -> Path:
+    """f(x) = K x through an @external C function whose header k.h defines K."""
+    (directory / header_dir).mkdir(parents=True, exist_ok=True)
+    (directory / header_dir / "k.h").write_text(f"#define K {k}\n")
+    (directory / "k.c").write_text(textwrap.dedent(K_C).lstrip())
+    path = directory / "ext.py"
+    path.write_text(textwrap.dedent(EXTERNAL_PY).lstrip().replace("K * x", "1.0 * x"))
+    return path
+
+
+def test_a_header_edited_while_compiling_is_not_cached_under_the_old_text(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key hashes k.h as the load found it; gcc reads k.h when it runs.  An edit in
+    between put a library of the new text under the old text's key, where every later load
+    (of the old text) found it: f(1.0) = 2.0 with k.h saying K 1.0."""
+    path = external_module(tmp_path, "1.0")
+    real = build._compile
+
+    def edited_meanwhile(*args, **kwargs):  # type: ignore[no-untyped-def]
+        (tmp_path / "k.h").write_text("#define K 2.0\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(build, "_compile", edited_meanwhile)
+    assert adgen.load(str(path), modes=()).f(1.0) == 2.0  # built again, from the new text
+    monkeypatch.setattr(build, "_compile", real)
+    (tmp_path / "k.h").write_text("#define K 1.0\n")
+    assert adgen.load(str(path), modes=()).f(1.0) == 1.0
+
+
+def test_the_command_line_prints_the_library_it_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """--build computed the key again after the build to print the library's path: a header
+    edited meanwhile gave another key, and an AssertionError (exit 3)."""
+    from adgen import api, cli
+    path = external_module(tmp_path, "1.0")
+    real = api.bind
+
+    def bind_then_edit(*args, **kwargs):  # type: ignore[no-untyped-def]
+        module = real(*args, **kwargs)
+        (tmp_path / "k.h").write_text("#define K 3.0\n")
+        return module
+
+    monkeypatch.setattr(api, "bind", bind_then_edit)
+    code = cli.run([str(path), "--mode", "forward", "-o", str(tmp_path / "out"), "--build"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    printed = Path(out.out.strip().splitlines()[-1])
+    assert printed.is_file() and printed.parent.parent == build.cache_root()
+
+
+def test_a_c_function_nothing_defines_is_a_build_error_and_not_cached(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An @external C file without the tangent the module calls: the extension did not load
+    (ImportError: an internal error, exit 3) and stayed in the cache, failing every retry."""
+    monkeypatch.setenv("ADGEN_CACHE_DIR", str(tmp_path / "cache"))
+    path = external_module(tmp_path)
+    (tmp_path / "k.c").write_text(textwrap.dedent(K_C).lstrip().replace("kc_d(", "kc_dx("))
+    for _ in range(2):  # (the second is no cached failure: the same message)
+        with pytest.raises(BuildError, match=r"nothing defines the C function 'kc_d'"):
+            adgen.load(str(path), modes=("forward",))
+    assert not list(build.cache_root().glob("*/_adgen_ext_*"))
+    from helpers import run_cli
+    r = run_cli(str(path), "--mode", "forward", "-o", str(tmp_path / "out"), "--build",
+                env=dict(os.environ))
+    assert r.returncode == 2 and "nothing defines the C function 'kc_d'" in r.stderr, r.stderr
+    assert (tmp_path / "out" / "ext_d.c").is_file()  # the module was valid: its files written
+
+
+def test_relative_include_directories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """-Iinc relative to the current directory, in cflags and in CPPFLAGS: the build ran in
+    cffi's own directory, where gcc did not find inc/k.h (while -MD listed it)."""
+    path = external_module(tmp_path, "4.0", header_dir="inc")
+    monkeypatch.chdir(tmp_path)
+    assert adgen.load(str(path), modes=(), cflags=["-O1", "-Iinc"]).f(1.0) == 4.0
+    monkeypatch.setenv("CPPFLAGS", "-I inc")
+    assert adgen.load(str(path), modes=(), cflags=["-O2"]).f(2.0) == 8.0
+
+
+def test_a_header_of_the_user_named_like_a_generated_one(tmp_path: Path) -> None:
+    """k.c includes its own ext.h, the name of the module's primal header: the build found
+    the generated one first (and the function the user's header defines was missing)."""
+    path = external_module(tmp_path)
+    (tmp_path / "ext.h").write_text("static double twice(double x) { return 2.0 * x; }\n")
+    (tmp_path / "k.c").write_text(textwrap.dedent(K_C).lstrip().replace(
+        '#include "k.h"', '#include "k.h"\n#include "ext.h"').replace(
+        "double kc(double x) { return K * x; }", "double kc(double x) { return twice(x); }"))
+    assert adgen.load(str(path), modes=()).f(1.5) == 3.0
+
+
+def test_a_finished_build_moved_aside_is_put_back(tmp_path: Path) -> None:
+    """A process replacing an entry without its library tests it, then moves it aside: if
+    another process renamed its finished build there in between, that build was deleted
+    (and the other process, loading it, failed)."""
+    target = tmp_path / "key"
+    target.mkdir()
+    (target / "lib").write_text("the other process's")
+    answers = iter([False])  # the entry looked incomplete when tested, then was finished
+
+    def complete(d: Path) -> bool:
+        return next(answers, True) and (d / "lib").exists()
+
+    with build._staging(target, {"lib": "ours"}, complete):
+        pass
+    assert (target / "lib").read_text() == "the other process's"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["key"]
+
+
+def test_a_dangling_link_in_the_cache_is_replaced(tmp_path: Path) -> None:
+    target = tmp_path / "key"
+    target.symlink_to(tmp_path / "nowhere")
+    with build._staging(target, {"lib": "ours"}, lambda d: (d / "lib").exists()):
+        pass
+    assert (target / "lib").read_text() == "ours"
+
+
+def test_what_killed_builds_left_is_removed(tmp_path: Path) -> None:
+    """A build killed by SIGTERM or SIGKILL leaves its staging directory; one a day old is
+    removed by the next build (a build running now is never that old)."""
+    old, new = tmp_path / ".build-old", tmp_path / ".stale-new"
+    for d in (old, new):
+        d.mkdir()
+        (d / "f.c").write_text("")
+    day_ago = time.time() - build.ABANDONED_SECONDS - 60
+    os.utime(old, (day_ago, day_ago))
+    with build._staging(tmp_path / "key", {"lib": "ours"}, lambda d: (d / "lib").exists()):
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".stale-new", "key"]
+
+
+FORK_DURING_A_BUILD = """
+import multiprocessing as mp, os, sys, threading, time
+import adgen
+
+def worker(path, q):
+    print("worker: hello", flush=True)
+    q.put(adgen.load(path, modes=()).f(3.0))
+
+if __name__ == "__main__":
+    slow, quick = sys.argv[1], sys.argv[2]
+    cache = os.environ["ADGEN_CACHE_DIR"]
+    adgen.load(quick, modes=())
+    t = threading.Thread(target=adgen.load, args=(slow,), kwargs={"modes": ("reverse",)})
+    t.start()
+    while not any(n.startswith(".build-") for n in os.listdir(cache)):
+        time.sleep(0.01)
+    time.sleep(0.2)
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=worker, args=(quick, q))
+    p.start()
+    value = q.get(timeout=60)
+    p.join(60)
+    t.join()
+    print("value", value, "exit", p.exitcode, flush=True)
+"""
+
+
+def test_a_fork_during_a_build(tmp_path: Path) -> None:
+    """multiprocessing's fork while a thread builds: the child got the build lock held by a
+    thread it does not have (its first load waited for ever) and its stdout pointing at the
+    compiler's capture (its output was lost)."""
+    slow = tmp_path / "slow.py"
+    slow.write_text("import math\n\n\ndef g(x: float) -> float:\n    s = 0.0\n" + "".join(
+        f"    s += math.sin(x * {k}.0) * math.exp(s * 0.01)\n" for k in range(1, 300))
+        + "    return s\n")
+    quick = tmp_path / "quick.py"
+    quick.write_text("def f(x: float) -> float:\n    return x * x\n")
+    env = {**os.environ, "ADGEN_CACHE_DIR": str(tmp_path / "cache")}
+    r = subprocess.run([sys.executable, "-c", FORK_DURING_A_BUILD, str(slow), str(quick)],
+                       capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "worker: hello" in r.stdout and "value 9.0 exit 0" in r.stdout, r.stdout
