@@ -429,12 +429,16 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
     for mode, emitted in t.outputs.items():
         assert isinstance(emitted, EmittedModule)
         ir = t.ir[mode]
+        # the bytes of stack a direction may take: the scalar tangents and adjoints a vector
+        # function keeps in arrays on the stack (``double vb[nbdirs];``), of all its file's
+        # functions (an upper bound of a call's, callees included)
+        stack = 8 * len(re.findall(r"\[nbdirs\];", emitted.source.text))
         for fn in ir.functions:
             if emitted.signatures[fn.name].is_static or fn.external is not None:
                 continue  # device functions on CUDA too; C functions given with @external
             written = {fn.param_names[i] for i in written_params(fn, ir)}
             calls.setdefault(fn.primal, {})[mode] = _Call(fn, emitted.signatures[fn.name], lib, ffi,
-                                                         written, device, nbdirs)
+                                                         written, device, nbdirs, stack)
     functions = {}
     for name, by_mode in calls.items():
         if "primal" not in by_mode:

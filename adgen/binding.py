@@ -32,8 +32,11 @@ class _Call:
     """Marshals one call of one generated C function."""
 
     def __init__(self, fn: Function, sig: CSignature, lib: Any, ffi: Any, written: set[str],
-                 device: bool = False, fixed_nbdirs: int | None = None) -> None:
+                 device: bool = False, fixed_nbdirs: int | None = None,
+                 stack_per_direction: int = 0) -> None:
         self.fn = fn
+        #: bytes of stack one direction may take in a vector call (its arrays [nbdirs])
+        self.stack_per_direction = stack_per_direction
         self.sig = sig
         #: the number of directions the build fixed (``-DADGEN_NBDIRS=N``), if any
         self.fixed_nbdirs = fixed_nbdirs
@@ -82,6 +85,7 @@ class _Call:
                         raise ValueError(
                             f"{self.sig.name}: this build takes {self.fixed_nbdirs} "
                             f"directions (-DADGEN_NBDIRS={self.fixed_nbdirs}), got {nbdirs}")
+                    self._check_stack(nbdirs)
                     args.append(nbdirs)
                     continue
                 t = v.type
@@ -114,10 +118,43 @@ class _Call:
                 args.append(buf)
         return args, outs
 
+    def _check_stack(self, nbdirs: int) -> None:
+        """A call whose arrays of directions on the stack would overflow it (a segfault that
+        ends the process: 1,000,000 directions of a function with three such arrays need
+        24 MB) is refused."""
+        need = nbdirs * self.stack_per_direction
+        limit = stack_limit()
+        if limit is not None and need > limit // 2:
+            raise ValueError(
+                f"{self.sig.name}: {nbdirs} directions need up to {_mib(need)} of stack for the "
+                f"tangents and adjoints the C function keeps there, over half of this thread's "
+                f"{_mib(limit)}: make calls of fewer directions (adgen.jacobian(..., chunk=k)), "
+                "or raise the limit (ulimit -s, threading.stack_size)")
+
     def results(self, outs: dict[str, Any]) -> dict[str, Any]:
         """The out results of a call, from the buffers ``arguments`` made."""
         return {name: np.array(self.ffi.unpack(buf, count)) if vec else buf[0]
                 for name, (buf, count, vec) in outs.items()}
+
+
+def stack_limit() -> int | None:
+    """The stack of the calling thread in bytes (None: unlimited): the process's limit for
+    the main thread, else the size new threads get (threading.stack_size, by default the
+    process's limit, as glibc gives threads)."""
+    import resource
+    import threading
+    soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
+    limit = None if soft == resource.RLIM_INFINITY else soft
+    if threading.current_thread() is not threading.main_thread():
+        size = threading.stack_size()
+        if size:
+            return size
+        return limit if limit is not None else 8 << 20  # (glibc's default then)
+    return limit
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB"
 
 
 def check_array(name: str, value: Any, t: ArrayType, writable: bool, what: str = "argument",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -146,6 +147,49 @@ def test_zeros_for_what_is_not_differentiated_in_every_method(tmp_path: Path) ->
         m.f.vjp_vec(args, (np.ones(2), np.ones(2)))
     with pytest.raises(ValueError, match="'ret1' is not differentiated"):
         m.f.vjp(args, (1.0, 1))
+
+
+STACK_SCRIPT = """
+import sys, threading
+import numpy as np
+import adgen
+m = adgen.load(sys.argv[1], modes=("vector-forward", "vector-reverse"))
+out = {}
+def big():
+    try:
+        m.f.vjp_vec((0.3, 0.7), np.ones(200_000))
+        out["big"] = "ran"
+    except ValueError as e:
+        out["big"] = str(e)
+threading.stack_size(1 << 20)
+t = threading.Thread(target=big)
+t.start()
+t.join()
+print(out["big"])
+print(m.f.jvp_vec((0.3, 0.7), (np.ones(1000), np.zeros(1000)))[1][0])
+"""
+
+
+def test_a_vector_call_whose_directions_overflow_the_stack_is_refused(tmp_path: Path) -> None:
+    """The scalar tangents and adjoints of a vector function are arrays [nbdirs] on the stack:
+    200,000 directions of three such arrays in a thread of 1 MiB ended the process (SIGSEGV);
+    such a call is refused, saying how to make smaller ones."""
+    src = tmp_path / "st.py"
+    src.write_text("import math\n\n\ndef f(a: float, b: float) -> float:\n"
+                   "    u = math.sin(a) * b\n    v = math.exp(u) + a\n    w = v * v - u\n"
+                   "    return w * b\n")
+    r = subprocess.run([sys.executable, "-c", STACK_SCRIPT, str(src)], capture_output=True,
+                       text=True, check=False)
+    assert r.returncode == 0, r.stderr
+    refusal, small = r.stdout.splitlines()
+    assert refusal.startswith("f_bv: 200000 directions need up to ") and \
+        "of stack for the tangents and adjoints the C function keeps there, over half of this " \
+        "thread's 1.0 MiB: make calls of fewer directions (adgen.jacobian(..., chunk=k))" \
+        in refusal, refusal
+    u = math.sin(0.3) * 0.7
+    v = math.exp(u) + 0.3
+    dv = math.exp(u) * math.cos(0.3) * 0.7 + 1.0
+    assert float(small) == pytest.approx((2 * v * dv - math.cos(0.3) * 0.7) * 0.7, rel=1e-12)
 
 
 def test_tuple_returns() -> None:
