@@ -387,6 +387,10 @@ def run(argv: Sequence[str]) -> int:
     say = (lambda msg: None) if args.quiet else out
     verbose = (lambda msg: print(f"adgen: {msg}", file=sys.stderr)) if args.verbose else \
         (lambda msg: None)
+    if args.target == "cuda" and "jacobian" in (args.mode or []):  # (named as it was asked)
+        print("adgen: error: mode 'jacobian' (the vector modes) is not supported on the CUDA "
+              "target yet (available: primal, forward, reverse, hvp)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     modes = list(dict.fromkeys(m for mode in args.mode or ["forward"]
                                for m in MODE_ALIASES.get(mode, [mode])))
     path = args.module

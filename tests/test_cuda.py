@@ -484,6 +484,18 @@ def test_vector_modes_are_not_on_the_cuda_target_yet(tmp_path: Path) -> None:
                      str(tmp_path))
     assert result.returncode == 2
     assert "not supported on the CUDA target yet" in result.stderr
+    # named as asked (it said 'vector-forward', which --mode jacobian stands for)
+    result = run_cli(str(KERNELS), "--target", "cuda", "--mode", "jacobian", "-o",
+                     str(tmp_path / "j"))
+    assert result.returncode == 2 and "mode 'jacobian' (the vector modes) is not supported " \
+        "on the CUDA target yet" in result.stderr, result.stderr
+    assert not (tmp_path / "j").exists()
+    # adgen.check leaves them out of its default modes, and refuses them asked for (it
+    # left them out, checked the primal alone and said ok)
+    with pytest.raises(adgen.UsageError, match="mode 'vector-forward' is not supported on "
+                                               "the CUDA target yet"):
+        adgen.check(str(KERNELS), modes=("vector-forward", "vector-reverse"), target="cuda",
+                    emulate=True)
 
 
 @needs_nvcc
