@@ -773,16 +773,17 @@ def dumps(response: dict[str, Any]) -> str:
     try:
         return json.dumps(response, allow_nan=False)
     except ValueError:
-        return json.dumps(_finite(response), allow_nan=False)
+        return json.dumps(finite(response), allow_nan=False)
 
 
-def _finite(value: Any) -> Any:
+def finite(value: Any) -> Any:
+    """``value`` with every non-finite float made None (NaN and Infinity are not JSON)."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: finite(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
+        return [finite(v) for v in value]
     return value
 
 
