@@ -443,7 +443,7 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
     for name, by_mode in calls.items():
         if "primal" not in by_mode:
             continue
-        functions[name] = AdgenFunction(name, by_mode)
+        functions[name] = AdgenFunction(name, by_mode, t.target)
     library = ext.path if t.target == "cuda" else ext.__file__
     return AdgenModule(path, lib, ffi, functions, t, library)
 

@@ -298,9 +298,10 @@ class AdgenFunction:
     """A module function: call it for the primal, ``.jvp`` for tangents, ``.vjp``/``.grad`` for
     adjoints."""
 
-    def __init__(self, name: str, calls: dict[str, _Call]) -> None:
+    def __init__(self, name: str, calls: dict[str, _Call], target: str = "c") -> None:
         self.__name__ = name
         self.name = name
+        self.target = target
         self._calls = calls
         self._primal = calls["primal"]
         self._forward = calls.get("forward")
@@ -315,6 +316,14 @@ class AdgenFunction:
 
     def __repr__(self) -> str:
         return f"<adgen function {self.name}({', '.join(self.param_names)})>"
+
+    def missing(self, *modes: str) -> RuntimeError:
+        """The error of a method whose modes were not loaded (one of ``modes`` would do)."""
+        if self.target == "cuda" and all(m.startswith("vector-") for m in modes):
+            return RuntimeError(f"{self.name}: the vector modes are not supported on the CUDA "
+                                "target yet (load the module for target='c')")
+        return RuntimeError(f"{self.name}: load the module with modes including "
+                            + " or ".join(f"'{m}'" for m in modes))
 
     def _values(self, args: Sequence[Any], written: set[str], what: str = "") -> dict[str, Any]:
         """The checked C values of ``args``; ``what`` names the method (``f.jvp``) that was
@@ -355,7 +364,7 @@ class AdgenFunction:
         """The call of ``mode`` (or why there is none), one tangent per argument, at least one
         direction in vector modes."""
         if call is None:
-            raise RuntimeError(f"{self.name}: load the module with modes including '{mode}'")
+            raise self.missing(mode)
         if not is_sequence(tangents):
             raise TypeError(f"{what}: tangents must be a tuple with one entry per argument "
                             f"({', '.join(self.param_names)}), None where not differentiated; "
@@ -465,7 +474,7 @@ class AdgenFunction:
                       out_bars: dict[str, Any] | None, nbdirs: int | None) -> tuple[Any, Any]:
         if call is None:
             mode = "vector-reverse" if nbdirs is not None else "reverse"
-            raise RuntimeError(f"{self.name}: load the module with modes including '{mode}'")
+            raise self.missing(mode)
         what = f"{self.name}.vjp" + ("_vec" if nbdirs is not None else "")
         if nbdirs is not None and nbdirs < 1:
             raise ValueError(f"{what}: adjoints need at least one direction (their last axis "
@@ -697,8 +706,7 @@ class AdgenFunction:
             raise TypeError(f"{self.name}.hessian needs a function returning one float; use hvp")
         call = self._vector_hvp or self._hvp
         if call is None:
-            raise RuntimeError(f"{self.name}: load the module with modes including 'vector-hvp' "
-                               "or 'hvp'")
+            raise self.missing("vector-hvp", "hvp")
         self._return_differentiated("hessian", call)
         # the arguments checked as a call checks them (their count, contiguous arrays, written
         # ones writable and apart), before the copies each column is computed at

@@ -499,6 +499,19 @@ def test_vector_modes_are_not_on_the_cuda_target_yet(tmp_path: Path) -> None:
 
 
 @needs_nvcc
+def test_vector_methods_of_a_cuda_module_say_the_target_has_none() -> None:
+    """jacobian and jvp_vec of a module loaded for the CUDA target asked to load it with
+    vector modes, which that target refuses."""
+    m = adgen.load(str(KERNELS), modes=("forward",), target="cuda", emulate=True)
+    f = next(iter(m.functions.values()))
+    message = "the vector modes are not supported on the CUDA target yet"
+    with pytest.raises(RuntimeError, match=message):
+        adgen.jacobian(f, (None,) * len(f.param_names))
+    with pytest.raises(RuntimeError, match=message):
+        f.jvp_vec([None] * len(f.param_names), [None] * len(f.param_names))
+
+
+@needs_nvcc
 def test_check_from_the_command_line_with_the_emulation(tmp_path: Path) -> None:
     result = run_cli(str(KERNELS), "--target", "cuda", "--mode", "reverse", "-o", str(tmp_path),
                      "--check", "--emulate", "-q")
