@@ -593,14 +593,6 @@ def run(argv: Sequence[str]) -> int:
         remove_dirs(created)
         raise
     written = list(outputs)
-    if args.make_deps or args.dep_file:
-        # make's rule holds after the run: its targets newer than its prerequisites.  A file
-        # left alone (its text unchanged, after an edit of a comment of the module or of an
-        # @external C file) kept its old time, and make ran adgen again at every make
-        for target in dep_targets:
-            if not changed[target]:
-                with contextlib.suppress(OSError):
-                    os.utime(target)
     for full in written:
         verbose(f"{'wrote' if changed[full] else 'unchanged'} {full}")
     for w in written:

@@ -146,26 +146,6 @@ def test_dependency_file_lists_the_headers_an_external_c_file_includes(tmp_path:
         f"{tmp_path / 'sys' / 'kh.h'}:\n"
 
 
-def test_with_a_dependency_file_the_targets_are_newer_than_the_module(tmp_path: Path) -> None:
-    """A run with -MD whose files did not change (the module's comment edited) left them
-    with their old time: older than the module, so make ran adgen again at every make (with
-    the tutorial's `&:` rule, which has no touch).  Without -MD such files keep their time."""
-    (tmp_path / "m.py").write_text("def f(x: float) -> float:\n    return x * x\n")
-    assert run_cli("m.py", "--mode", "primal", "-o", "g", "-q", cwd=tmp_path).returncode == 0
-    old = time.time() - 100
-    for name in ("m.c", "m.h"):
-        os.utime(tmp_path / "g" / name, (old, old))
-    with open(tmp_path / "m.py", "a") as f:
-        f.write("# a comment\n")
-    assert run_cli("m.py", "--mode", "primal", "-o", "g", "-q", cwd=tmp_path).returncode == 0
-    assert (tmp_path / "g" / "m.c").stat().st_mtime == old  # no -MD: left alone
-    r = run_cli("m.py", "--mode", "primal", "-o", "g", "-q", "-MD", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    module_time = (tmp_path / "m.py").stat().st_mtime
-    for name in ("m.c", "m.h"):
-        assert (tmp_path / "g" / name).stat().st_mtime >= module_time
-
-
 def test_an_external_c_file_is_never_overwritten_through_a_link(tmp_path: Path) -> None:
     """-o a link to the directory of the @external C file k.c, with a module named k: the
     generated k.c replaced the user's (the paths were compared as spelled)."""
