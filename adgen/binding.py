@@ -317,7 +317,7 @@ class AdgenFunction:
     def __repr__(self) -> str:
         return f"<adgen function {self.name}({', '.join(self.param_names)})>"
 
-    def missing(self, *modes: str) -> RuntimeError:
+    def not_loaded(self, *modes: str) -> RuntimeError:
         """The error of a method whose modes were not loaded (one of ``modes`` would do)."""
         if self.target == "cuda" and all(m.startswith("vector-") for m in modes):
             return RuntimeError(f"{self.name}: the vector modes are not supported on the CUDA "
@@ -364,7 +364,7 @@ class AdgenFunction:
         """The call of ``mode`` (or why there is none), one tangent per argument, at least one
         direction in vector modes."""
         if call is None:
-            raise self.missing(mode)
+            raise self.not_loaded(mode)
         if not is_sequence(tangents):
             raise TypeError(f"{what}: tangents must be a tuple with one entry per argument "
                             f"({', '.join(self.param_names)}), None where not differentiated; "
@@ -474,7 +474,7 @@ class AdgenFunction:
                       out_bars: dict[str, Any] | None, nbdirs: int | None) -> tuple[Any, Any]:
         if call is None:
             mode = "vector-reverse" if nbdirs is not None else "reverse"
-            raise self.missing(mode)
+            raise self.not_loaded(mode)
         what = f"{self.name}.vjp" + ("_vec" if nbdirs is not None else "")
         if nbdirs is not None and nbdirs < 1:
             raise ValueError(f"{what}: adjoints need at least one direction (their last axis "
@@ -706,7 +706,7 @@ class AdgenFunction:
             raise TypeError(f"{self.name}.hessian needs a function returning one float; use hvp")
         call = self._vector_hvp or self._hvp
         if call is None:
-            raise self.missing("vector-hvp", "hvp")
+            raise self.not_loaded("vector-hvp", "hvp")
         self._return_differentiated("hessian", call)
         # the arguments checked as a call checks them (their count, contiguous arrays, written
         # ones writable and apart), before the copies each column is computed at

@@ -376,9 +376,9 @@ def jacobian(f: AdgenFunction, args: Sequence[Any], *, wrt: str | Sequence[str] 
                         f"({', '.join(f.param_names)}), got {len(args)}")
     d = _derivatives(f)
     if mode == "auto" and not d.modes:
-        raise f.missing("vector-forward", "vector-reverse")
+        raise f.not_loaded("vector-forward", "vector-reverse")
     if mode != "auto" and mode not in d.modes:
-        raise f.missing(VECTOR_MODES[mode])
+        raise f.not_loaded(VECTOR_MODES[mode])
     arrays = {}
     for name, t, a in zip(f.param_names, f.param_types, args, strict=True):
         if isinstance(t, ArrayType):

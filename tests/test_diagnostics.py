@@ -1721,6 +1721,10 @@ CASES += [
                    '@external(C, name="g_c_fwd")', "the C function name 'g_c_fwd' cannot be "
                    "used: adgen names the halves of the adjoint of g_c (the external of 'g') "
                    "g_c_fwd and g_c_bwd", '"g_c_fwd")\ndef f'),
+    _external_case("a C keyword after another external", '@external(C, name="g_c")\n'
+                   'def g(x: f64) -> f64:\n    return x\n\n\n@external(C, name="int")',
+                   "the C function name 'int' cannot be used: 'int' is a keyword in C or C++",
+                   '"int"'),
     _external_case("halves of its adjoint named like another external's C function",
                    '@external(C, name="f_c_fwd")\ndef g(x: f64) -> f64:\n    return x\n\n\n'
                    '@external(C, name="f_c")', "the C function name 'f_c' cannot be used: adgen "

@@ -148,17 +148,17 @@ def _check_names(reader: ScopeReader, sig: Signature, call: cst.Call, ext: Exter
                                  "own C functions)", [Note(other.external.loc,
                                                            f"'{other.name}' declared here")])
             # the halves adgen makes of an adjoint, named after the external's C function
-            problem = None
+            clash = None  # (not problem: that is this name's own, raised below)
             if name in {other.external.name + s for s in SPLIT_SUFFIXES}:
-                problem = f"adgen names the halves of the adjoint of {other.external.name} (the " \
-                          f"external of '{other.name}') {other.external.name}_fwd and " \
-                          f"{other.external.name}_bwd"
+                clash = f"adgen names the halves of the adjoint of {other.external.name} (the " \
+                        f"external of '{other.name}') {other.external.name}_fwd and " \
+                        f"{other.external.name}_bwd"
             elif key == "name" and halves & set(theirs):
-                problem = f"adgen names the halves of its adjoint {name}_fwd and {name}_bwd, " \
-                          f"and '{min(halves & set(theirs))}' is a C function of '{other.name}'"
-            if problem is not None:
+                clash = f"adgen names the halves of its adjoint {name}_fwd and {name}_bwd, " \
+                        f"and '{min(halves & set(theirs))}' is a C function of '{other.name}'"
+            if clash is not None:
                 raise AdgenError(reader.loc_of(node), f"the C function name '{name}' cannot be "
-                                 f"used: {problem} (choose another name)",
+                                 f"used: {clash} (choose another name)",
                                  [Note(other.external.loc, f"'{other.name}' declared here")])
         if problem is not None:
             raise reader.error(node, f"the C function name '{name}' cannot be used: {problem} "
