@@ -15,6 +15,7 @@ of the message.
 from __future__ import annotations
 
 import ast
+import math
 import re
 import shutil
 import subprocess
@@ -2292,3 +2293,12 @@ def test_the_tape_counters_named_are_those_emitted() -> None:
     from adgen.transpile.emit.module import MODES
     from adgen.transpile.emit.names import TAPE_COUNTER_SUFFIXES
     assert {MODES[m][0] for m in TAPE_MODES} == set(TAPE_COUNTER_SUFFIXES)
+
+
+def test_a_negative_module_constant_to_an_infinite_power_is_no_error(tmp_path: Path) -> None:
+    """-8.0 ** math.inf is inf in CPython (not complex, as -8.0 ** 0.5 is): no error."""
+    path = tmp_path / "model.py"
+    path.write_text("import math\n\nNEG = -8.0\nBIG = math.inf\n\n\n"
+                    "def f(x: float) -> float:\n    return x * NEG ** BIG\n")
+    m = adgen.load(str(path), modes=())
+    assert m.f(2.0) == 2.0 * (-8.0) ** math.inf == math.inf

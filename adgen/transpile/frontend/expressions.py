@@ -388,7 +388,7 @@ class ExpressionLowering:
                 raise self.error(node, COMPLEX_POWER)
             return self.literal(node, value)
         base = self.const_value(a)
-        if _real(base) and _real(c) and base < 0 and not float(c).is_integer():
+        if _real(base) and _real(c) and base < 0 and _complex_power(base, c):
             raise self.error(node, COMPLEX_POWER)  # a module constant's: NEG ** 0.5
         if ta.is_int and tb.is_int:
             if not (isinstance(c, int) and self.is_weak(b) and c >= 0):
@@ -818,6 +818,15 @@ class ExpressionLowering:
                                    "(y, yd = jvp(f, (x,), (xd,)))")
         t = sig.results[0]
         return self.nested_call(node, "jvp", sig, tuple(wrt), f"{sig.name}_jvp", args, [t, t])
+
+
+def _complex_power(base: float, exponent: float) -> bool:
+    """Whether CPython's ``base ** exponent`` is a complex number (``-8.0 ** 0.5``; not
+    ``-8.0 ** math.inf``, which is inf)."""
+    try:
+        return isinstance(float(base) ** exponent, complex)
+    except (OverflowError, ZeroDivisionError):
+        return False
 
 
 def _real(value: object) -> bool:
