@@ -429,16 +429,14 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
     for mode, emitted in t.outputs.items():
         assert isinstance(emitted, EmittedModule)
         ir = t.ir[mode]
-        # the bytes of stack a direction may take: the scalar tangents and adjoints a vector
-        # function keeps in arrays on the stack (``double vb[nbdirs];``), of all its file's
-        # functions (an upper bound of a call's, callees included)
-        stack = 8 * len(re.findall(r"\[nbdirs\];", emitted.source.text))
+        stack = direction_stack(emitted.source.text)
         for fn in ir.functions:
             if emitted.signatures[fn.name].is_static or fn.external is not None:
                 continue  # device functions on CUDA too; C functions given with @external
             written = {fn.param_names[i] for i in written_params(fn, ir)}
             calls.setdefault(fn.primal, {})[mode] = _Call(fn, emitted.signatures[fn.name], lib, ffi,
-                                                         written, device, nbdirs, stack)
+                                                         written, device, nbdirs,
+                                                         stack.get(fn.name, 0))
     functions = {}
     for name, by_mode in calls.items():
         if "primal" not in by_mode:
@@ -446,6 +444,38 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
         functions[name] = AdgenFunction(name, by_mode, t.target)
     library = ext.path if t.target == "cuda" else ext.__file__
     return AdgenModule(path, lib, ffi, functions, t, library)
+
+
+#: a function definition of generated C: its name, and its body up to the closing brace
+_C_FUNCTION = re.compile(r"^[A-Za-z_][^\n;]*?\b(\w+)\([^\n]*\)\n\{\n(.*?)^\}", re.M | re.S)
+_C_DIRECTIONS = re.compile(r"\b(double|float) \w+\[nbdirs\];")
+
+
+def direction_stack(source: str) -> dict[str, int | None]:
+    """For each function of a generated C file, the bytes of stack a direction may take in a
+    call: the scalar tangents and adjoints it keeps in arrays on the stack (``double
+    vb[nbdirs];``), plus the most of the functions it calls; None for a function that
+    reaches a recursion (the depth is not known)."""
+    own: dict[str, int] = {}
+    callees: dict[str, set[str]] = {}
+    for m in _C_FUNCTION.finditer(source):
+        name, body = m.group(1), m.group(2)
+        own[name] = sum(8 if t == "double" else 4 for t in _C_DIRECTIONS.findall(body))
+        callees[name] = set(re.findall(r"\b(\w+)\(", body))
+    for name in callees:
+        callees[name] &= set(own)
+    total: dict[str, int | None] = {}
+
+    def visit(name: str, path: tuple[str, ...]) -> int | None:
+        if name in path:
+            return None
+        if name not in total:
+            below = [visit(c, path + (name,)) for c in callees[name]]
+            total[name] = None if None in below else own[name] + max(below, default=0)  # type: ignore[type-var]
+        return total[name]
+    for name in own:
+        visit(name, ())
+    return total
 
 
 def check(path: str, modes: Sequence[str] = ("forward", "vector-forward", "reverse", "vector-reverse", "hvp"), *,

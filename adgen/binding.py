@@ -33,9 +33,10 @@ class _Call:
 
     def __init__(self, fn: Function, sig: CSignature, lib: Any, ffi: Any, written: set[str],
                  device: bool = False, fixed_nbdirs: int | None = None,
-                 stack_per_direction: int = 0) -> None:
+                 stack_per_direction: int | None = 0) -> None:
         self.fn = fn
-        #: bytes of stack one direction may take in a vector call (its arrays [nbdirs])
+        #: bytes of stack one direction may take in a vector call (its arrays [nbdirs], and
+        #: its callees'); None: not known (a recursion)
         self.stack_per_direction = stack_per_direction
         self.sig = sig
         #: the number of directions the build fixed (``-DADGEN_NBDIRS=N``), if any
@@ -118,13 +119,23 @@ class _Call:
                 args.append(buf)
         return args, outs
 
+    def max_directions(self) -> int | None:
+        """The most directions a call on this thread can take: their arrays on the stack in
+        half of it (None: no known bound)."""
+        limit = stack_limit()
+        if not self.stack_per_direction or limit is None:
+            return None
+        return max(1, limit // 2 // self.stack_per_direction)
+
     def _check_stack(self, nbdirs: int) -> None:
         """A call whose arrays of directions on the stack would overflow it (a segfault that
         ends the process: 1,000,000 directions of a function with three such arrays need
         24 MB) is refused."""
-        need = nbdirs * self.stack_per_direction
-        limit = stack_limit()
-        if limit is not None and need > limit // 2:
+        most = self.max_directions()
+        if most is not None and nbdirs > most:
+            assert self.stack_per_direction is not None
+            need, limit = nbdirs * self.stack_per_direction, stack_limit()
+            assert limit is not None
             raise ValueError(
                 f"{self.sig.name}: {nbdirs} directions need up to {_mib(need)} of stack for the "
                 f"tangents and adjoints the C function keeps there, over half of this thread's "
@@ -146,10 +157,12 @@ def stack_limit() -> int | None:
     soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
     limit = None if soft == resource.RLIM_INFINITY else soft
     if threading.current_thread() is not threading.main_thread():
-        size = threading.stack_size()
+        size = threading.stack_size()  # (which sets it to 0 as it reads it: put back)
+        threading.stack_size(size)
         if size:
             return size
-        return limit if limit is not None else 8 << 20  # (glibc's default then)
+        # (glibc gives threads the process's limit; 2 MiB when it is unlimited, on x86-64)
+        return limit if limit is not None else 2 << 20
     return limit
 
 
@@ -729,8 +742,10 @@ class AdgenFunction:
         h = np.zeros((n, n))
         if self._vector_hvp is not None:
             # a build that fixes the number of directions (-DADGEN_NBDIRS) takes them that
-            # many at a time, the last call padded with zero directions
-            step = self._vector_hvp.fixed_nbdirs or n
+            # many at a time, the last call padded with zero directions; else as many as the
+            # stack holds
+            step = self._vector_hvp.fixed_nbdirs or \
+                min(n, self._vector_hvp.max_directions() or n)
             for start in range(0, n, step):
                 width = min(step, n - start)
 

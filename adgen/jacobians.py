@@ -435,6 +435,8 @@ def jacobian(f: AdgenFunction, args: Sequence[Any], *, wrt: str | Sequence[str] 
         # the last padded with zero directions
         vector = f._vector if mode == "forward" else f._vector_reverse
         fixed = vector.fixed_nbdirs if vector is not None else None
+        if chunk is None and vector is not None:  # as many as the stack holds, else all
+            chunk = vector.max_directions()
         for part in _chunks(directions, fixed or chunk):
             piece = seed[:, part]
             width = piece.shape[1]

@@ -192,6 +192,59 @@ def test_a_vector_call_whose_directions_overflow_the_stack_is_refused(tmp_path: 
     assert float(small) == pytest.approx((2 * v * dv - math.cos(0.3) * 0.7) * 0.7, rel=1e-12)
 
 
+TWO_FUNCTIONS = """import math
+
+from adgen import Array, f64
+
+
+def lin(u: Array[f64], y: Array[f64]) -> None:
+    for i in range(len(u)):
+        y[i] = u[i] * u[i] + math.sin(u[i])
+
+
+def energy(u: Array[f64]) -> float:
+    s = 0.0
+    for i in range(len(u)):
+        s += u[i] * u[i] * u[i] + math.cos(u[i]) * u[i]
+    return s
+
+
+def big(a: float, b: float) -> float:
+""" + "".join(f"    t{k} = math.sin(a * {k}.0 + b)\n" for k in range(40)) + \
+    "    return " + " + ".join(f"t{k} * t{(k + 1) % 40}" for k in range(40)) + "\n"
+
+
+def test_the_stack_a_direction_takes_is_the_functions_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stack of a vector call was estimated from every function of the file: a small
+    function beside a big one was refused at 10,000 directions; and jacobian and hessian,
+    which put every direction into one call, now make calls the stack holds."""
+    from adgen import binding
+    src = tmp_path / "two.py"
+    src.write_text(TWO_FUNCTIONS)
+    m = adgen.load(str(src), modes=("vector-forward", "vector-reverse", "vector-hvp"))
+    assert m.lin._vector.stack_per_direction <= 16 < m.big._vector_reverse.stack_per_direction
+    u = np.linspace(-1.0, 1.0, 3)
+    monkeypatch.setattr(binding, "stack_limit", lambda: 4 << 20)
+    _, (ud, _) = m.lin.vjp_vec((u, np.zeros(3)), None, {"y": np.ones((3, 10_000))})
+    np.testing.assert_allclose(ud, np.repeat((2 * u + np.cos(u))[:, None], 10_000, axis=1))
+    with pytest.raises(ValueError, match="big_bv: 10000 directions need up to"):
+        m.big.vjp_vec((0.3, 0.7), np.ones(10_000))
+    # 256 bytes of stack: a few directions per call
+    x = np.linspace(-1.0, 1.0, 40)
+    exact = np.diag(6 * x - 2 * np.sin(x) - x * np.cos(x))
+    full = m.energy.hessian(x)
+    jac_full = adgen.jacobian(m.lin, (x, np.zeros(40)), wrt="u", of="y")
+    monkeypatch.setattr(binding, "stack_limit", lambda: 256)
+    most = m.energy._vector_hvp.max_directions()
+    assert most is not None and most < 40
+    np.testing.assert_allclose(m.energy.hessian(x), full, rtol=0, atol=0)
+    np.testing.assert_allclose(full, exact, rtol=1e-12, atol=1e-12)
+    jac = adgen.jacobian(m.lin, (x, np.zeros(40)), wrt="u", of="y")
+    assert jac.calls > 1 and jac_full.calls == 1
+    np.testing.assert_array_equal(jac.matrix, jac_full.matrix)
+
+
 def test_tuple_returns() -> None:
     m = adgen.load(str(EX / "polar.py"))
     r, theta = m.to_polar(3.0, 4.0)
