@@ -161,7 +161,11 @@ def _key(name: str, unit: Unit, cflags: tuple[str, ...],
     env = [f"{v}={os.environ[v]}" for v in BUILD_ENVIRONMENT if v in os.environ]
     if included is None:
         included = _texts(included_files(unit, cflags))
-    for part in (name, unit.cdef, repr(cflags), repr(LINK_FLAGS), compiler_version(), *env,
+    # (the flags as the build reads them: -Iinc of two directories are two builds)
+    env += [f"{v} read as {absolute_paths(environment_words(v))}" for v in ("CFLAGS", "CPPFLAGS")
+            if v in os.environ]
+    for part in (name, unit.cdef, repr(absolute_paths(list(cflags))), repr(LINK_FLAGS),
+                 compiler_version(), *env,
                  sys.version, __version__,
                  runtime_header(), *[f"{k}\0{v}" for k, v in sorted(unit.files.items())],
                  *unit.include_dirs, *included):
@@ -399,10 +403,7 @@ def _capture_fds():  # type: ignore[no-untyped-def]
             os.dup2(out.file.fileno(), 2)
             yield out
     finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved:
-            os.close(fd)
+        undo()
         out.close()
 
 
@@ -425,9 +426,9 @@ def _c_locale() -> Iterator[None]:
                 os.environ.pop(var, None)
             else:
                 os.environ[var] = value
-    os.environ.update(changes)
     try:
         with _undone_in_child(undo):
+            os.environ.update(changes)
             yield
     finally:
         undo()
@@ -564,27 +565,34 @@ def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...],
     return True
 
 
-#: options whose argument is a path, which the build (run by cffi in its own directory) reads
-#: made absolute: a relative -Iinc is the caller's inc/, as for `gcc -MM` and in the user's make
-PATH_OPTIONS = ("-include", "-imacros", "-iquote", "-isystem", "-idirafter", "-I", "-L")
+#: options whose argument is a directory, which the build (run by cffi in its own directory)
+#: reads made absolute: a relative -Iinc is the caller's inc/, as for `gcc -MM` and in make
+DIRECTORY_OPTIONS = ("-iquote", "-isystem", "-idirafter", "-I", "-L")
+#: options naming a file, which gcc looks for in its directory first and then on the include
+#: path: made absolute only when the caller's directory has it (-include stdint.h stays)
+FILE_OPTIONS = ("-include", "-imacros")
 
 
 def absolute_paths(words: list[str]) -> list[str]:
-    """``words`` (compiler flags) with the paths of ``PATH_OPTIONS`` made absolute."""
+    """``words`` (compiler flags) with the directories of ``DIRECTORY_OPTIONS`` (as the next
+    word or joined: ``-I inc``, ``-Iinc``) and the files of ``FILE_OPTIONS`` (the next word)
+    found from the current directory made absolute."""
     out: list[str] = []
     k = 0
     while k < len(words):
         word = words[k]
         k += 1
-        option = next((o for o in PATH_OPTIONS if word.startswith(o)), None)
-        if option is None:
+        if word in (*DIRECTORY_OPTIONS, *FILE_OPTIONS) and k < len(words):
+            path = words[k]
+            k += 1
+            found = path and (word in DIRECTORY_OPTIONS or os.path.isfile(path))
+            out += [word, os.path.abspath(path) if found else path]
+            continue
+        option = next((o for o in DIRECTORY_OPTIONS if word.startswith(o)), None)
+        rest = word[len(option):] if option else ""
+        if option is None or rest == "-" or option != "-I" and not os.path.isdir(rest):
+            # (not -I- , nor a clang option that begins the same, -isystem-after)
             out.append(word)
-        elif word == option:  # -I dir
-            out.append(word)
-            if k < len(words):
-                out.append(os.path.abspath(words[k]) if words[k] else words[k])
-                k += 1
         else:
-            rest = word[len(option):]
-            out.append(option + (os.path.abspath(rest) if rest != "-" else rest))
+            out.append(option + os.path.abspath(rest))
     return out

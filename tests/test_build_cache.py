@@ -119,6 +119,24 @@ def test_relative_include_directories(tmp_path: Path, monkeypatch: pytest.Monkey
     assert adgen.load(str(path), modes=(), cflags=["-O2"]).f(2.0) == 8.0
 
 
+def test_files_of_include_options_are_found_as_gcc_finds_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """-include stdint.h is found on the include path (made absolute, it was looked for in the
+    current directory only); -imacros nb.h of the current directory is read from it, and two
+    directories with their own nb.h are two builds (the key hashed the flags as spelled)."""
+    src = tmp_path / "vs.py"
+    src.write_text("import math\n\n\ndef f(a: float) -> float:\n    return math.sin(a) * a\n")
+    monkeypatch.chdir(tmp_path)
+    assert adgen.load(str(src), modes=(), cflags=["-O1", "-include", "stdint.h"]).f(0.0) == 0.0
+    for n in (2, 3):
+        (tmp_path / f"d{n}").mkdir()
+        (tmp_path / f"d{n}" / "nb.h").write_text(f"#define ADGEN_NBDIRS {n}\n")
+    for n in (2, 3):
+        monkeypatch.chdir(tmp_path / f"d{n}")
+        m = adgen.load(str(src), modes=("vector-forward",), cflags=["-O1", "-imacros", "nb.h"])
+        assert m.f._vector.fixed_nbdirs == n
+
+
 def test_a_header_of_the_user_named_like_a_generated_one(tmp_path: Path) -> None:
     """k.c includes its own ext.h, the name of the module's primal header: the build found
     the generated one first (and the function the user's header defines was missing)."""
