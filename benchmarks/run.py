@@ -1086,15 +1086,17 @@ def json_text(records: list[dict[str, Any]]) -> str:
 
 
 def set_xla_flags(threads: int) -> str:
-    """Make XLA use `threads` threads (XLA_FLAGS, read when JAX starts its CPU backend), unless
-    XLA_FLAGS is set already: that one is kept.  Returns what the JAX header line says."""
+    """XLA_FLAGS (read when JAX starts its CPU backend) for ``threads``, unless XLA_FLAGS is set
+    already: that one is kept.  One thread: Eigen's thread pool off.  More: XLA's own threads
+    (all cores), for XLA has no flag for a number of them.  Returns what the JAX header line
+    says."""
     given = os.environ.get("XLA_FLAGS")
     if given is not None:
         return f"XLA_FLAGS of the environment kept, --threads not applied: {given!r}"
-    eigen = "false" if threads == 1 else "true"
-    os.environ["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={eigen} "
-                               f"intra_op_parallelism_threads={threads}")
-    return f"{threads} thread{'s' if threads > 1 else ''}"
+    if threads > 1:
+        return "XLA's own threads (all cores: XLA has no flag for a number of threads)"
+    os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    return "1 thread"
 
 
 def main(argv: list[str] | None = None) -> int:

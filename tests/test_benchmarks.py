@@ -112,15 +112,16 @@ def test_run_rejects_unwritable_paths(run_py: Any, tmp_path: Path,
 
 
 def test_run_xla_threads(run_py: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    # --threads N reaches XLA for every N (it did for 1 only); an XLA_FLAGS of the user is kept,
-    # and the header says so (it claimed 1 thread)
+    # one thread: Eigen's pool off; more: XLA's own threads, and the header says so (XLA has no
+    # flag for a number: it claimed "4 threads"); an XLA_FLAGS of the user is kept, and the
+    # header says so (it claimed 1 thread)
     monkeypatch.delenv("XLA_FLAGS", raising=False)
     assert run_py.set_xla_flags(1) == "1 thread"
     assert os.environ["XLA_FLAGS"] == ("--xla_cpu_multi_thread_eigen=false "
                                        "intra_op_parallelism_threads=1")
     monkeypatch.delenv("XLA_FLAGS")
-    assert run_py.set_xla_flags(4) == "4 threads"
-    assert "intra_op_parallelism_threads=4" in os.environ["XLA_FLAGS"]
+    assert run_py.set_xla_flags(4).startswith("XLA's own threads (all cores")
+    assert "XLA_FLAGS" not in os.environ
     monkeypatch.setenv("XLA_FLAGS", "--xla_dump_to=/tmp/x")
     assert "XLA_FLAGS of the environment kept" in run_py.set_xla_flags(1)
     assert os.environ["XLA_FLAGS"] == "--xla_dump_to=/tmp/x"
