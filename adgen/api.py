@@ -478,7 +478,11 @@ def direction_stack(source: str) -> dict[str, int | None]:
     return total
 
 
-def check(path: str, modes: Sequence[str] = ("forward", "vector-forward", "reverse", "vector-reverse", "hvp"), *,
+#: what ``adgen.check`` checks by default (on the CUDA target, without the vector modes)
+DEFAULT_CHECK_MODES = ("forward", "vector-forward", "reverse", "vector-reverse", "hvp")
+
+
+def check(path: str, modes: Sequence[str] = DEFAULT_CHECK_MODES, *,
           args: dict[str, Sequence[Any]] | None = None, seed: int = 0, **options: Any) -> Any:
     """Validate the generated code of ``path`` (DESIGN.md section 9); returns a report.  A
     module outside the subset raises ``LoadError``, as ``load`` does (caused by the

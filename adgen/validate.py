@@ -35,7 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from .api import bind, check_modes, check_target_options, flag_list, option_list, transpile
+from .api import (
+    DEFAULT_CHECK_MODES, bind, check_modes, check_target_options, flag_list, option_list, transpile,
+)
 from .binding import NP_DTYPES, AdgenFunction
 from .build import compiler_flags, nvcc_flags
 from .transpile.analysis.activity import Request
@@ -579,10 +581,6 @@ def given_args(fn: AdgenFunction, given: Any) -> list[Any]:
     except (TypeError, ValueError) as exc:
         raise type(exc)(f"check: args['{fn.name}']: {exc}") from None
     return list(given)
-
-
-#: what ``adgen.check`` checks by default
-DEFAULT_CHECK_MODES = ("forward", "vector-forward", "reverse", "vector-reverse", "hvp")
 
 
 def run_checks(path: str, modes: Sequence[str] = DEFAULT_CHECK_MODES, *,
