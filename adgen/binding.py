@@ -416,19 +416,19 @@ class AdgenFunction:
                 elif name in call.written or hasattr(tan, "__cuda_array_interface__"):
                     tan = check_array(tname, tan, tt, name in call.written, "tangent", shape)
                 else:
-                    tan = np.ascontiguousarray(tan, dtype=NP_DTYPES[t.elem.name])
-                    if tan.shape != shape:
+                    if np.shape(tan) != shape:  # (ascontiguousarray makes a 0-d value (1,))
                         raise ValueError(f"tangent of '{name}' must have shape {shape}, "
-                                         f"got {tan.shape}")
+                                         f"got {np.shape(tan)}")
+                    tan = np.ascontiguousarray(tan, dtype=NP_DTYPES[t.elem.name])
                 written_tangents[name] = tan
                 values[tname] = tan
             elif nbdirs is not None:
                 dtype = NP_DTYPES[t.name if isinstance(t, ScalarType) else "f64"]
+                if tan is not None and np.shape(tan) != (nbdirs,):
+                    raise ValueError(f"tangent of '{name}' must have shape ({nbdirs},), "
+                                     f"got {np.shape(tan)}")
                 tan = np.zeros(nbdirs, dtype=dtype) if tan is None else \
                     np.ascontiguousarray(tan, dtype=dtype)
-                if tan.shape != (nbdirs,):
-                    raise ValueError(f"tangent of '{name}' must have shape ({nbdirs},), "
-                                     f"got {tan.shape}")
                 values[tname] = tan
             else:
                 values[tname] = 0.0 if tan is None else check_scalar(tname, tan, t, "tangent",
@@ -529,11 +529,11 @@ class AdgenFunction:
             t = r.type
             if nbdirs is not None:
                 dtype = NP_DTYPES[t.name if isinstance(t, ScalarType) else "f64"]
+                if bar is not None and np.shape(bar) != (nbdirs,):
+                    raise ValueError(f"{what}: the adjoint of '{r.name}' must have shape "
+                                     f"({nbdirs},), got {np.shape(bar)}")
                 bar = np.zeros(nbdirs, dtype=dtype) if bar is None else \
                     np.ascontiguousarray(bar, dtype=dtype)
-                if bar.shape != (nbdirs,):
-                    raise ValueError(f"{what}: the adjoint of '{r.name}' must have shape "
-                                     f"({nbdirs},), got {bar.shape}")
                 values[aname] = bar
             else:
                 values[aname] = 0.0 if bar is None else check_scalar(aname, bar, t, "adjoint",
@@ -552,11 +552,12 @@ class AdgenFunction:
                                      "are not differentiated (not a float array, or outside "
                                      "--of); leave it out")
                 continue
-            if given is not None and aname in call.fn.unneeded_tangents and np.any(
-                    np.asarray(given) != 0):
-                raise ValueError(f"{what}: out_bars names '{name}', whose contents on exit are "
-                                 "not differentiated (outside --of, and no dependent reads "
-                                 "them); leave it out")
+            if given is not None and aname in call.fn.unneeded_tangents:
+                if not _all_zero(given):
+                    raise ValueError(f"{what}: out_bars names '{name}', whose contents on exit "
+                                     "are not differentiated (outside --of, and no dependent "
+                                     "reads them); leave it out")
+                given = None  # (zeros of any shape: nothing to add, as for other arrays)
             shape = values[name].shape + extra
             bar = np.zeros(shape, dtype=NP_DTYPES[t.elem.name])
             if given is not None:

@@ -149,6 +149,43 @@ def test_zeros_for_what_is_not_differentiated_in_every_method(tmp_path: Path) ->
         m.f.vjp(args, (1.0, 1))
 
 
+ZEROS_OUT = """import math
+
+from adgen import Array, f64, i64
+
+
+def g(x: f64, w: Array[f64], aux: Array[f64], n: int) -> float:
+    s = 0.0
+    for i in range(n):
+        aux[i] = w[i] * x
+        s += math.sin(w[i] * x) * w[i]
+    return s * x
+"""
+
+
+def test_zeros_as_out_bars_of_an_array_outside_of(tmp_path: Path) -> None:
+    """A written float array outside of= (no dependent reads it) took no zeros as its out_bars
+    (a shape error for 0), where an integer array took zeros of any shape; and a scalar
+    given as the tangent of an array was reported as shape (1,)."""
+    src = tmp_path / "zo.py"
+    src.write_text(ZEROS_OUT)
+    m = adgen.load(str(src), modes=("reverse", "vector-reverse", "hvp"), of="return")
+    w = np.array([0.2, 0.4, 0.6])
+    args = (0.9, w, np.zeros(3), 3)
+    _, g = m.g.vjp(args, 1.0)
+    for zero in (0, 0.0, np.zeros(3), np.zeros(5)):
+        _, gz = m.g.vjp(args, 1.0, {"aux": zero})
+        np.testing.assert_array_equal(gz[1], g[1])
+        m.g.vjp_vec(args, np.ones(2), {"aux": zero})
+        m.g.hvp(args, (1.0, None, None, None), 1.0, {"aux": zero})
+    with pytest.raises(ValueError, match="out_bars names 'aux', whose contents on exit are "
+                                         "not differentiated"):
+        m.g.vjp(args, 1.0, {"aux": np.ones(3)})
+    f = adgen.load(str(src), modes=("forward",))
+    with pytest.raises(ValueError, match=r"tangent of 'w' must have shape \(3,\), got \(\)$"):
+        f.g.jvp(args, (1.0, 0.5, None, None))
+
+
 STACK_SCRIPT = """
 import sys, threading
 import numpy as np
