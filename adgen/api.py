@@ -448,30 +448,35 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
 
 #: a function definition of generated C: its name, and its body up to the closing brace
 _C_FUNCTION = re.compile(r"^[A-Za-z_][^\n;]*?\b(\w+)\([^\n]*\)\n\{\n(.*?)^\}", re.M | re.S)
-_C_DIRECTIONS = re.compile(r"\b(double|float) \w+\[nbdirs\];")
+#: an array of directions on the stack (the count is nbdirs_ beside a parameter nbdirs)
+_C_DIRECTIONS = re.compile(r"\b(double|float) \w+\[nbdirs\w*\];")
+#: an array an OpenMP reduction copies into each thread's stack (the caller's among them)
+_C_REDUCED = re.compile(r"\w+\[:nbdirs\w*\]")
 
 
-def direction_stack(source: str) -> dict[str, int | None]:
+def direction_stack(source: str) -> dict[str, int]:
     """For each function of a generated C file, the bytes of stack a direction may take in a
     call: the scalar tangents and adjoints it keeps in arrays on the stack (``double
-    vb[nbdirs];``), plus the most of the functions it calls; None for a function that
-    reaches a recursion (the depth is not known)."""
+    vb[nbdirs];``, and the private copies of the arrays an OpenMP reduction sums), plus the
+    most of the functions it calls.  A recursion counts one level (each level has its own
+    arrays, and the depth is not known: a lower bound)."""
     own: dict[str, int] = {}
     callees: dict[str, set[str]] = {}
     for m in _C_FUNCTION.finditer(source):
         name, body = m.group(1), m.group(2)
-        own[name] = sum(8 if t == "double" else 4 for t in _C_DIRECTIONS.findall(body))
+        own[name] = sum(8 if t == "double" else 4 for t in _C_DIRECTIONS.findall(body)) + \
+            8 * len(_C_REDUCED.findall(body))
         callees[name] = set(re.findall(r"\b(\w+)\(", body))
     for name in callees:
         callees[name] &= set(own)
-    total: dict[str, int | None] = {}
+    total: dict[str, int] = {}
 
-    def visit(name: str, path: tuple[str, ...]) -> int | None:
-        if name in path:
-            return None
+    def visit(name: str, path: tuple[str, ...]) -> int:
+        if name in path:  # (the recursion's back edge)
+            return 0
         if name not in total:
-            below = [visit(c, path + (name,)) for c in callees[name]]
-            total[name] = None if None in below else own[name] + max(below, default=0)  # type: ignore[type-var]
+            total[name] = own[name] + max((visit(c, path + (name,)) for c in callees[name]),
+                                          default=0)
         return total[name]
     for name in own:
         visit(name, ())

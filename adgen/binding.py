@@ -33,10 +33,10 @@ class _Call:
 
     def __init__(self, fn: Function, sig: CSignature, lib: Any, ffi: Any, written: set[str],
                  device: bool = False, fixed_nbdirs: int | None = None,
-                 stack_per_direction: int | None = 0) -> None:
+                 stack_per_direction: int = 0) -> None:
         self.fn = fn
         #: bytes of stack one direction may take in a vector call (its arrays [nbdirs], and
-        #: its callees'); None: not known (a recursion)
+        #: its callees'; one level of a recursion)
         self.stack_per_direction = stack_per_direction
         self.sig = sig
         #: the number of directions the build fixed (``-DADGEN_NBDIRS=N``), if any
@@ -133,7 +133,6 @@ class _Call:
         24 MB) is refused."""
         most = self.max_directions()
         if most is not None and nbdirs > most:
-            assert self.stack_per_direction is not None
             need, limit = nbdirs * self.stack_per_direction, stack_limit()
             assert limit is not None
             raise ValueError(
@@ -416,19 +415,21 @@ class AdgenFunction:
                 elif name in call.written or hasattr(tan, "__cuda_array_interface__"):
                     tan = check_array(tname, tan, tt, name in call.written, "tangent", shape)
                 else:
-                    if np.shape(tan) != shape:  # (ascontiguousarray makes a 0-d value (1,))
-                        raise ValueError(f"tangent of '{name}' must have shape {shape}, "
-                                         f"got {np.shape(tan)}")
+                    given = np.shape(tan)  # (ascontiguousarray makes a 0-d value (1,))
                     tan = np.ascontiguousarray(tan, dtype=NP_DTYPES[t.elem.name])
+                    if tan.shape != shape:
+                        raise ValueError(f"tangent of '{name}' must have shape {shape}, "
+                                         f"got {given}")
                 written_tangents[name] = tan
                 values[tname] = tan
             elif nbdirs is not None:
                 dtype = NP_DTYPES[t.name if isinstance(t, ScalarType) else "f64"]
-                if tan is not None and np.shape(tan) != (nbdirs,):
-                    raise ValueError(f"tangent of '{name}' must have shape ({nbdirs},), "
-                                     f"got {np.shape(tan)}")
+                given = np.shape(tan)
                 tan = np.zeros(nbdirs, dtype=dtype) if tan is None else \
                     np.ascontiguousarray(tan, dtype=dtype)
+                if tan.shape != (nbdirs,):
+                    raise ValueError(f"tangent of '{name}' must have shape ({nbdirs},), "
+                                     f"got {given}")
                 values[tname] = tan
             else:
                 values[tname] = 0.0 if tan is None else check_scalar(tname, tan, t, "tangent",
@@ -529,11 +530,12 @@ class AdgenFunction:
             t = r.type
             if nbdirs is not None:
                 dtype = NP_DTYPES[t.name if isinstance(t, ScalarType) else "f64"]
-                if bar is not None and np.shape(bar) != (nbdirs,):
-                    raise ValueError(f"{what}: the adjoint of '{r.name}' must have shape "
-                                     f"({nbdirs},), got {np.shape(bar)}")
+                given = np.shape(bar)
                 bar = np.zeros(nbdirs, dtype=dtype) if bar is None else \
                     np.ascontiguousarray(bar, dtype=dtype)
+                if bar.shape != (nbdirs,):
+                    raise ValueError(f"{what}: the adjoint of '{r.name}' must have shape "
+                                     f"({nbdirs},), got {given}")
                 values[aname] = bar
             else:
                 values[aname] = 0.0 if bar is None else check_scalar(aname, bar, t, "adjoint",

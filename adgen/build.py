@@ -585,13 +585,18 @@ def absolute_paths(words: list[str]) -> list[str]:
         if word in (*DIRECTORY_OPTIONS, *FILE_OPTIONS) and k < len(words):
             path = words[k]
             k += 1
-            found = path and (word in DIRECTORY_OPTIONS or os.path.isfile(path))
+            found = path and not path.startswith("=") and (
+                word in DIRECTORY_OPTIONS or os.path.isfile(path))
             out += [word, os.path.abspath(path) if found else path]
             continue
-        option = next((o for o in DIRECTORY_OPTIONS if word.startswith(o)), None)
+        option = next((o for o in (*FILE_OPTIONS, *DIRECTORY_OPTIONS)
+                       if word.startswith(o)), None)
         rest = word[len(option):] if option else ""
-        if option is None or rest == "-" or option != "-I" and not os.path.isdir(rest):
-            # (not -I- , nor a clang option that begins the same, -isystem-after)
+        if option is None or rest in ("", "-") or rest.startswith("=") or (
+                not os.path.isfile(rest) if option in FILE_OPTIONS
+                else option != "-I" and not os.path.isdir(rest)):
+            # (not -I- nor -I=dir (the sysroot's), nor a clang option that begins the same,
+            # -isystem-after; -includeFILE of a file the current directory has)
             out.append(word)
         else:
             out.append(option + os.path.abspath(rest))

@@ -251,6 +251,19 @@ def big(a: float, b: float) -> float:
     "    return " + " + ".join(f"t{k} * t{(k + 1) % 40}" for k in range(40)) + "\n"
 
 
+def test_the_stack_of_a_direction_read_from_the_c() -> None:
+    """Own arrays (double 8, float 4; [nbdirs_] beside a parameter nbdirs), the private copies
+    of an OpenMP reduction, the most of the callees, one level of a recursion."""
+    from adgen.api import direction_stack
+    source = (
+        "static void leaf(int64_t nbdirs_)\n{\n    double a[nbdirs_];\n    float b[nbdirs_];\n}\n"
+        "static void red(int64_t nbdirs)\n{\n"
+        "    ADGEN_OMP(omp parallel for reduction(+: s[:nbdirs], t[:nbdirs]))\n    leaf(nbdirs);\n}\n"
+        "double rec(double x, int64_t nbdirs)\n{\n    double c[nbdirs];\n"
+        "    return rec(x, nbdirs) + red(nbdirs);\n}\n")
+    assert direction_stack(source) == {"leaf": 12, "red": 16 + 12, "rec": 8 + 28}
+
+
 def test_the_stack_a_direction_takes_is_the_functions_own(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The stack of a vector call was estimated from every function of the file: a small

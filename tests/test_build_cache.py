@@ -137,6 +137,19 @@ def test_files_of_include_options_are_found_as_gcc_finds_them(
         assert m.f._vector.fixed_nbdirs == n
 
 
+def test_paths_of_flags_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "conf.h").write_text("")
+    (tmp_path / "inc").mkdir()
+    here = str(tmp_path)
+    assert build.absolute_paths(
+        ["-Iinc", "-I", "nowhere", "-includeconf.h", "-include", "stdint.h", "-imacros",
+         "conf.h", "-I-", "-I=/usr/include", "-isystem-after", "-Wl,-rpath,lib", "-O2"]) == [
+        f"-I{here}/inc", "-I", f"{here}/nowhere", f"-include{here}/conf.h", "-include",
+        "stdint.h", "-imacros", f"{here}/conf.h", "-I-", "-I=/usr/include", "-isystem-after",
+        "-Wl,-rpath,lib", "-O2"]
+
+
 def test_a_header_of_the_user_named_like_a_generated_one(tmp_path: Path) -> None:
     """k.c includes its own ext.h, the name of the module's primal header: the build found
     the generated one first (and the function the user's header defines was missing)."""
