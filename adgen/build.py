@@ -574,9 +574,9 @@ FILE_OPTIONS = ("-include", "-imacros")
 
 
 def absolute_paths(words: list[str]) -> list[str]:
-    """``words`` (compiler flags) with the directories of ``DIRECTORY_OPTIONS`` (as the next
-    word or joined: ``-I inc``, ``-Iinc``) and the files of ``FILE_OPTIONS`` (the next word)
-    found from the current directory made absolute."""
+    """``words`` (compiler flags) with the directories of ``DIRECTORY_OPTIONS`` and the files
+    of ``FILE_OPTIONS`` that the current directory has made absolute, given as the next word
+    or joined (``-I inc``, ``-Iinc``, ``-include conf.h``, ``-includeconf.h``)."""
     out: list[str] = []
     k = 0
     while k < len(words):
