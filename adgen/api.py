@@ -429,7 +429,8 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
     for mode, emitted in t.outputs.items():
         assert isinstance(emitted, EmittedModule)
         ir = t.ir[mode]
-        stack = direction_stack(emitted.source.text)
+        # (only the vector modes keep arrays of directions: no scan of the others at each load)
+        stack = direction_stack(emitted.source.text) if mode.startswith("vector-") else {}
         for fn in ir.functions:
             if emitted.signatures[fn.name].is_static or fn.external is not None:
                 continue  # device functions on CUDA too; C functions given with @external

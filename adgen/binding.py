@@ -122,8 +122,10 @@ class _Call:
     def max_directions(self) -> int | None:
         """The most directions a call on this thread can take: their arrays on the stack in
         half of it (None: no known bound)."""
+        if not self.stack_per_direction:  # (no arrays of directions: the stack is not read)
+            return None
         limit = stack_limit()
-        if not self.stack_per_direction or limit is None:
+        if limit is None:
             return None
         return max(1, limit // 2 // self.stack_per_direction)
 
