@@ -307,17 +307,20 @@ def unit_of(t: Transpiled) -> Unit:
         include = os.path.dirname(os.path.abspath(path))
         if include not in include_dirs:
             include_dirs.append(include)
-    if t.target == "c":  # the number of directions the build fixes, as its compiler saw the flags
-        files[NBDIRS_HEADER] = NBDIRS_FUNCTION
-        cdef += NBDIRS_CDEF
+    if t.target == "c":  # the binding's helpers, compiled with the build's flags
+        files[BINDING_HEADER] = BINDING_FUNCTIONS
+        cdef += BINDING_CDEF
     return Unit(files, cdef, tuple(include_dirs), tuple(external_sources(t)))
 
 
-#: a header of the binding's own (not written with the generated files): the binding calls
-#: its function for the ADGEN_NBDIRS the build fixes, whatever flags spelled it (-D, -Wp,-D,
-#: -imacros, a -include'd header, CFLAGS, CC), instead of trusting its reading of the flags
-NBDIRS_HEADER = "adgen-binding-nbdirs.h"  # (no module's header: not an identifier)
-NBDIRS_FUNCTION = """#include <stdint.h>
+#: a header of the binding's own (not written with the generated files), compiled with the
+#: build's flags: the binding calls adgen_fixed_nbdirs for the ADGEN_NBDIRS the build fixes,
+#: whatever flags spelled it (-D, -Wp,-D, -imacros, a -include'd header, CFLAGS, CC), instead
+#: of trusting its reading of the flags; and adgen_stack_left for the stack the calling
+#: thread has left, before a vector call puts arrays of directions on it
+BINDING_HEADER = "adgen-binding.h"  # (no module's header: not an identifier)
+BINDING_FUNCTIONS = """#include <stdint.h>
+#include <pthread.h>
 
 static int64_t adgen_fixed_nbdirs(void)
 {
@@ -327,8 +330,30 @@ static int64_t adgen_fixed_nbdirs(void)
     return 0;
 #endif
 }
+
+/* Bytes of stack below this function's frame, of the calling thread's (-1: not known). */
+static int64_t adgen_stack_left(void)
+{
+#if defined(__linux__) && defined(__GLIBC__)
+    extern int pthread_getattr_np(pthread_t, pthread_attr_t *);
+    pthread_attr_t attr;
+    void *low;
+    size_t size;
+    char here;
+    int found;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return -1;
+    found = pthread_attr_getstack(&attr, &low, &size) == 0;
+    pthread_attr_destroy(&attr);
+    if (!found || (uintptr_t)&here < (uintptr_t)low)
+        return -1;
+    return (int64_t)((uintptr_t)&here - (uintptr_t)low);
+#else
+    return -1;
+#endif
+}
 """
-NBDIRS_CDEF = "int64_t adgen_fixed_nbdirs(void);\n"
+BINDING_CDEF = "int64_t adgen_fixed_nbdirs(void);\nint64_t adgen_stack_left(void);\n"
 
 
 def external_sources(t: Transpiled) -> list[str]:

@@ -42,6 +42,7 @@ class _Call:
         #: the number of directions the build fixed (``-DADGEN_NBDIRS=N``), if any
         self.fixed_nbdirs = fixed_nbdirs
         self.cfunc = getattr(lib, sig.name)
+        self.lib = lib
         self.ffi = ffi
         self.written = written  # names of array parameters the function writes
         #: the CUDA target on a GPU: arrays are device pointers (``adgen/cuda.py``)
@@ -120,14 +121,14 @@ class _Call:
         return args, outs
 
     def max_directions(self) -> int | None:
-        """The most directions a call on this thread can take: their arrays on the stack in
-        half of it (None: no known bound)."""
+        """The most directions a call on this thread can take: their arrays in half of the
+        stack the thread has left (None: no known bound)."""
         if not self.stack_per_direction:  # (no arrays of directions: the stack is not read)
             return None
-        limit = stack_limit()
-        if limit is None:
+        left = stack_left(self.lib)
+        if left is None:
             return None
-        return max(1, limit // 2 // self.stack_per_direction)
+        return max(1, left // 2 // self.stack_per_direction)
 
     def _check_stack(self, nbdirs: int) -> None:
         """A call whose arrays of directions on the stack would overflow it (a segfault that
@@ -135,18 +136,30 @@ class _Call:
         24 MB) is refused."""
         most = self.max_directions()
         if most is not None and nbdirs > most:
-            need, limit = nbdirs * self.stack_per_direction, stack_limit()
-            assert limit is not None
+            need, left = nbdirs * self.stack_per_direction, stack_left(self.lib)
+            assert left is not None
             raise ValueError(
                 f"{self.sig.name}: {nbdirs} directions need up to {_mib(need)} of stack for the "
-                f"tangents and adjoints the C function keeps there, over half of this thread's "
-                f"{_mib(limit)}: make calls of fewer directions (adgen.jacobian(..., chunk=k)), "
-                "or raise the limit (ulimit -s, threading.stack_size)")
+                f"tangents and adjoints the C function keeps there, over half of the "
+                f"{_mib(left)} this thread has left: make calls of fewer directions "
+                "(adgen.jacobian(..., chunk=k)), or raise the limit (ulimit -s, "
+                "threading.stack_size)")
 
     def results(self, outs: dict[str, Any]) -> dict[str, Any]:
         """The out results of a call, from the buffers ``arguments`` made."""
         return {name: np.array(self.ffi.unpack(buf, count)) if vec else buf[0]
                 for name, (buf, count, vec) in outs.items()}
+
+
+def stack_left(lib: Any) -> int | None:
+    """The bytes of stack the calling thread has left (None: unlimited), as the build's
+    ``adgen_stack_left`` reads them (glibc: the thread's own stack, less what its callers
+    use), else the whole stack ``stack_limit`` gives."""
+    try:
+        left = int(lib.adgen_stack_left())
+    except AttributeError:  # (a build without the helper: the CUDA target)
+        left = -1
+    return left if left >= 0 else stack_limit()
 
 
 def stack_limit() -> int | None:

@@ -76,26 +76,50 @@ def included_files(unit: Unit, cflags: Sequence[str]) -> list[str]:
     the build, which reports it."""
     if not unit.external_paths:
         return []
-    cc = shlex.split(os.environ.get("CC") or "gcc")
-    # distutils' order: CFLAGS and CPPFLAGS of the environment before adgen's flags
-    flags = [*environment_words("CFLAGS"), *environment_words("CPPFLAGS"), *cflags,
-             *(f"-I{d}" for d in unit.include_dirs)]
+    flags = [*_build_words(cflags), *(f"-I{d}" for d in unit.include_dirs)]
     found: list[str] = []
     for path in unit.external_paths:
-        try:
-            r = subprocess.run([*cc, "-MM", "-MG", *flags, path], capture_output=True, text=True,
-                               check=False, env=os.environ | {"LC_ALL": "C"})
-        except OSError:
-            continue
-        if r.returncode != 0:
-            continue
-        # target: prerequisites, with make's continuation lines and quoting
-        words = re.findall(r"(?:\\.|\$\$|[^\s\\])+", r.stdout.replace("\\\n", " "))
-        for word in words[1:]:
-            name = re.sub(r"\\(.)", r"\1", word).replace("$$", "$")
-            if os.path.isfile(name) and not os.path.samefile(name, path):
-                found.append(os.path.normpath(name))
+        found += _prerequisites(flags, path)
     return list(dict.fromkeys(found))
+
+
+def forced_files(cflags: Sequence[str]) -> list[str]:
+    """The files that ``-include``/``-imacros`` in the flags (``cflags``, CFLAGS, CPPFLAGS)
+    put into every C file of a build, and the files those include (``gcc -MM``: not the
+    system's headers): their texts are part of the build's key.  Without such a flag, none
+    (and no compiler runs)."""
+    words = _build_words(cflags)
+    if not any(w.startswith(FILE_OPTIONS) for w in words):
+        return []
+    return _prerequisites(words, os.devnull)
+
+
+def _build_words(cflags: Sequence[str]) -> list[str]:
+    """The compiler's flags in a build: distutils puts CFLAGS and CPPFLAGS of the
+    environment before adgen's."""
+    return [*environment_words("CFLAGS"), *environment_words("CPPFLAGS"), *cflags]
+
+
+def _prerequisites(flags: list[str], path: str) -> list[str]:
+    """The files but ``path`` that compiling ``path`` (a C file) with ``flags`` reads, as
+    ``gcc -MM -MG`` lists them (none when the compiler cannot run or fails)."""
+    cc = shlex.split(os.environ.get("CC") or "gcc")
+    language = ["-x", "c"] if path == os.devnull else []
+    try:
+        r = subprocess.run([*cc, "-MM", "-MG", *flags, *language, path], capture_output=True,
+                           text=True, check=False, env=os.environ | {"LC_ALL": "C"})
+    except OSError:
+        return []
+    if r.returncode != 0:
+        return []
+    found: list[str] = []
+    # target: prerequisites, with make's continuation lines and quoting
+    words = re.findall(r"(?:\\.|\$\$|[^\s\\])+", r.stdout.replace("\\\n", " "))
+    for word in words[1:]:
+        name = re.sub(r"\\(.)", r"\1", word).replace("$$", "$")
+        if os.path.isfile(name) and not os.path.samefile(name, path):
+            found.append(os.path.normpath(name))
+    return found
 
 
 def runtime_header() -> str:
@@ -155,12 +179,12 @@ BUILD_ENVIRONMENT = ("CC", "CFLAGS", "CPPFLAGS", "LDFLAGS", "LDSHARED")
 
 def _key(name: str, unit: Unit, cflags: tuple[str, ...],
          included: list[str] | None = None) -> str:
-    """The cache key of a build; ``included``: the texts of the files the C of the
-    ``@external`` functions includes (read now when not given)."""
+    """The cache key of a build; ``included``: the texts of the files the build reads besides
+    the unit's (``_read_files``; read now when not given)."""
     h = hashlib.sha256()
     env = [f"{v}={os.environ[v]}" for v in BUILD_ENVIRONMENT if v in os.environ]
     if included is None:
-        included = _texts(included_files(unit, cflags))
+        included = _read_files(unit, cflags)
     # (the flags as the build reads them: -Iinc of two directories are two builds)
     env += [f"{v} read as {absolute_paths(environment_words(v))}" for v in ("CFLAGS", "CPPFLAGS")
             if v in os.environ]
@@ -181,6 +205,13 @@ def environment_words(var: str) -> list[str]:
         return shlex.split(os.environ.get(var, ""))
     except ValueError:
         return os.environ.get(var, "").split()
+
+
+def _read_files(unit: Unit, cflags: tuple[str, ...]) -> list[str]:
+    """The names and texts of the files a build reads besides the unit's own: those the C of
+    the ``@external`` functions includes, and those ``-include``/``-imacros`` add (an edited
+    one is another build; it was the library built with its old text)."""
+    return _texts([*included_files(unit, cflags), *forced_files(cflags)])
 
 
 def _texts(paths: list[str]) -> list[str]:
@@ -244,7 +275,7 @@ def build(name: str, unit: Unit, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> Mo
 
 def _build(name: str, unit: Unit, cflags: tuple[str, ...]) -> ModuleType:
     for _ in range(3):
-        included = _texts(included_files(unit, cflags))
+        included = _read_files(unit, cflags)
         key = _key(name, unit, cflags, included)
         modname = f"_adgen_{name}_{key}"
         if modname in sys.modules:
@@ -263,13 +294,14 @@ def _build(name: str, unit: Unit, cflags: tuple[str, ...]) -> ModuleType:
         # (a header the C of an @external includes, edited while the compiler ran: the build
         # is not published under the key of the texts it may not have read, and starts again)
         if not _compile(target, modname, unit, cflags,
-                        lambda read=included: _texts(included_files(unit, cflags)) == read):
+                        lambda read=included: _read_files(unit, cflags) == read):
             continue
         if report is not None:
             report(f"{what}: {time.monotonic() - start:.1f} s", True)
         break
     else:
-        raise BuildError("the headers the C files of the @external functions include kept "
+        raise BuildError("the headers the build reads (those the C files of the @external "
+                         "functions include, and the files of -include and -imacros) kept "
                          "changing while they were compiled (build again when they are saved)")
     mod = _load(target, modname)
     sys.modules[modname] = mod

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -220,13 +221,54 @@ def test_a_vector_call_whose_directions_overflow_the_stack_is_refused(tmp_path: 
     assert r.returncode == 0, r.stderr
     refusal, small = r.stdout.splitlines()
     assert refusal.startswith("f_bv: 200000 directions need up to ") and \
-        "of stack for the tangents and adjoints the C function keeps there, over half of this " \
-        "thread's 1.0 MiB: make calls of fewer directions (adgen.jacobian(..., chunk=k))" \
-        in refusal, refusal
+        "of stack for the tangents and adjoints the C function keeps there, over half of the " \
+        in refusal and " MiB this thread has left: make calls of fewer directions " \
+        "(adgen.jacobian(..., chunk=k))" in refusal, refusal
     u = math.sin(0.3) * 0.7
     v = math.exp(u) + 0.3
     dv = math.exp(u) * math.cos(0.3) * 0.7 + 1.0
     assert float(small) == pytest.approx((2 * v * dv - math.cos(0.3) * 0.7) * 0.7, rel=1e-12)
+
+
+OWN_STACK_SCRIPT = """
+import sys, threading
+import numpy as np
+import adgen
+m = adgen.load(sys.argv[1], modes=("vector-reverse",))
+go = threading.Event()
+out = {}
+def big():
+    go.wait()
+    try:
+        m.f.vjp_vec((0.3, 0.7), np.ones(200_000))
+        out["big"] = "ran"
+    except ValueError as e:
+        out["big"] = str(e)
+threading.stack_size(1 << 20)
+t = threading.Thread(target=big)
+t.start()
+threading.stack_size(64 << 20)  # (the size of threads started from now on)
+go.set()
+t.join()
+print(out["big"])
+"""
+
+
+def test_the_stack_of_a_vector_call_is_its_threads_own(tmp_path: Path) -> None:
+    """The stack a vector call may take is read off the calling thread (glibc), not off
+    threading.stack_size, which is the size of threads started later: a thread of 1 MiB,
+    called after the size was set to 64 MiB, took 200,000 directions and ended the process
+    (SIGSEGV)."""
+    src = tmp_path / "st.py"
+    src.write_text("import math\n\n\ndef f(a: float, b: float) -> float:\n"
+                   "    u = math.sin(a) * b\n    v = math.exp(u) + a\n    w = v * v - u\n"
+                   "    return w * b\n")
+    r = subprocess.run([sys.executable, "-c", OWN_STACK_SCRIPT, str(src)], capture_output=True,
+                       text=True, check=False)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    assert r.stdout.startswith("f_bv: 200000 directions need up to "), r.stdout
+    left = float(re.search(r"over half of the ([0-9.]+) MiB this thread has left", r.stdout)[1])
+    assert 0.5 < left <= 1.0
 
 
 TWO_FUNCTIONS = """import math
@@ -275,7 +317,7 @@ def test_the_stack_a_direction_takes_is_the_functions_own(
     m = adgen.load(str(src), modes=("vector-forward", "vector-reverse", "vector-hvp"))
     assert m.lin._vector.stack_per_direction <= 16 < m.big._vector_reverse.stack_per_direction
     u = np.linspace(-1.0, 1.0, 3)
-    monkeypatch.setattr(binding, "stack_limit", lambda: 4 << 20)
+    monkeypatch.setattr(binding, "stack_left", lambda lib: 4 << 20)
     _, (ud, _) = m.lin.vjp_vec((u, np.zeros(3)), None, {"y": np.ones((3, 10_000))})
     np.testing.assert_allclose(ud, np.repeat((2 * u + np.cos(u))[:, None], 10_000, axis=1))
     with pytest.raises(ValueError, match="big_bv: 10000 directions need up to"):
@@ -285,7 +327,7 @@ def test_the_stack_a_direction_takes_is_the_functions_own(
     exact = np.diag(6 * x - 2 * np.sin(x) - x * np.cos(x))
     full = m.energy.hessian(x)
     jac_full = adgen.jacobian(m.lin, (x, np.zeros(40)), wrt="u", of="y")
-    monkeypatch.setattr(binding, "stack_limit", lambda: 256)
+    monkeypatch.setattr(binding, "stack_left", lambda lib: 256)
     most = m.energy._vector_hvp.max_directions()
     assert most is not None and most < 40
     np.testing.assert_allclose(m.energy.hessian(x), full, rtol=0, atol=0)

@@ -137,6 +137,41 @@ def test_files_of_include_options_are_found_as_gcc_finds_them(
         assert m.f._vector.fixed_nbdirs == n
 
 
+def test_an_edited_file_of_an_include_option_is_another_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The texts of the files -include and -imacros name (in the flags or in CFLAGS), and of
+    the files those include, are part of the key: after an edit of either, the library built
+    with the old text was loaded again (it fixed 2 directions where the header now says 3)."""
+    src = tmp_path / "fi.py"
+    src.write_text("import math\n\n\ndef f(a: float) -> float:\n    return math.sin(a) * a\n")
+    (tmp_path / "conf.h").write_text('#include "nb.h"\n')
+    (tmp_path / "nb.h").write_text("#define ADGEN_NBDIRS 2\n")
+    (tmp_path / "run.py").write_text(textwrap.dedent("""
+        import sys
+        import adgen
+        m = adgen.load(sys.argv[1], modes=("vector-forward",), cflags=["-O1", *sys.argv[2:]])
+        print(m.f._vector.fixed_nbdirs, m.library)
+    """))
+    monkeypatch.chdir(tmp_path)
+
+    def fixed(*flags: str) -> tuple[int, str]:
+        r = subprocess.run([sys.executable, "run.py", str(src), *flags], capture_output=True,
+                           text=True, check=False)
+        assert r.returncode == 0, r.stderr
+        n, library = r.stdout.split()
+        return int(n), library
+
+    n, lib = fixed("-include", "conf.h")
+    assert n == 2
+    assert fixed("-include", "conf.h") == (2, lib)  # (unchanged: the same build)
+    (tmp_path / "nb.h").write_text("#define ADGEN_NBDIRS 3\n")
+    assert fixed("-include", "conf.h")[0] == 3
+    monkeypatch.setenv("CFLAGS", "-imacros nb.h")  # (-imacros, in CFLAGS)
+    assert fixed()[0] == 3
+    (tmp_path / "nb.h").write_text("#define ADGEN_NBDIRS 4\n")
+    assert fixed()[0] == 4
+
+
 def test_paths_of_flags_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "conf.h").write_text("")
