@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..analysis.activity import written_params
+from ..emit.names import FWD
 from ..ir.builder import Builder
 from ..ir.core import PURE_OPS, Call, For, If, Op, Region, Store, Value, While, Yield
 from ..ir.types import ArrayType
@@ -182,7 +183,7 @@ def call(af: AdjointFunction, op: Call, args: list[Value], scalars: list[int],
     False (nothing changed) where that is not so."""
     fwd = af.fwd_ops.get(op)
     top = af.fwd_region[af.fn.body]
-    if not isinstance(fwd, Call) or not fwd.callee.endswith("_fwd") or not possible(af) or \
+    if not isinstance(fwd, Call) or not fwd.callee.endswith(FWD) or not possible(af) or \
             _written_later(af, op):
         return False
     path = _locate(top, fwd)

@@ -25,7 +25,7 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..emit.names import DERIVATIVE_SUFFIXES
+from ..emit.names import DERIVATIVE_SUFFIXES, SPLIT_SUFFIXES
 from ..frontend.diagnostics import AdgenError
 from ..ir.builder import Builder
 from ..ir.core import (
@@ -45,7 +45,8 @@ def expand_nested(module: Module, diags: "Diagnostics") -> None:
     for fn in module.functions:  # the C functions of the externals, and their adjoint's halves
         ext = fn.external
         if ext is not None:
-            c_names = [ext.name, ext.tangent, ext.adjoint, ext.name + "_fwd", ext.name + "_bwd"]
+            c_names = [ext.name, ext.tangent, ext.adjoint,
+                       *(ext.name + s for s in SPLIT_SUFFIXES)]
             taken |= {c: f"'{c}' is a C function of the external function "
                          f"'{ext.function}'" for c in c_names if c}
     for spec in module.nested.values():

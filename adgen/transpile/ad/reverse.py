@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..analysis.activity import ModuleActivity, written_params
+from ..emit.names import BWD, FWD
 from ..frontend.fence import FORWARD_IN_REVERSE
 from ..ir.builder import Builder
 from ..ir.core import (
@@ -45,7 +46,6 @@ from .forward import tangent_type
 from .record import Carried, Recorder, Replays
 
 SUFFIX = {False: "_b", True: "_bv"}
-FWD, BWD = "_fwd", "_bwd"
 
 
 def adjoint_name(name: str | None) -> str | None:

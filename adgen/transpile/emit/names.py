@@ -37,6 +37,9 @@ CPP_KEYWORDS = {
 #: names the cffi wrapper of a function uses for its own locals and parameters
 BINDING_NAMES = {"result", "pyresult", "self", "args", "datasize", "large_args_free"}
 BINDING_PATTERN = re.compile(r"(x|arg)\d+")
+#: the halves the adjoint transform makes of a function (of an external's C function too) for
+#: the adjoints of its callers: f_fwd runs in their forward sweep, f_bwd in their reverse
+SPLIT_SUFFIXES = FWD, BWD = ("_fwd", "_bwd")
 #: suffixes of generated functions: f_d, f_dv, f_b, f_bv, f_b_d, f_b_dv and the split halves
 DERIVATIVE_SUFFIXES = ("_d", "_dv", "_b", "_bv", "_b_d", "_b_dv", "_fwd", "_bwd", "_fwd_d",
                        "_bwd_d", "_fwd_dv", "_bwd_dv")

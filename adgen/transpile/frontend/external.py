@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ..emit.names import DERIVATIVE_SUFFIXES, function_name_problem
+from ..emit.names import DERIVATIVE_SUFFIXES, SPLIT_SUFFIXES, function_name_problem
 from ..ir.core import Call, External, Function, Region, Result, Value
 from ..ir.types import ArrayType
 from .diagnostics import AdgenError, Note
@@ -39,8 +39,6 @@ if TYPE_CHECKING:
 
 KEYWORDS = ("name", "tangent", "adjoint")
 USAGE = '@external("file.c", name="f_c", tangent="f_c_d", adjoint="f_c_b")'
-#: the halves the adjoint transform makes of a declaration for the adjoints of callers
-SPLIT_SUFFIXES = ("_fwd", "_bwd")
 
 
 def is_external_decorator(node: cst.Decorator) -> bool:
