@@ -14,7 +14,7 @@ import contextvars
 import functools
 import hashlib
 import importlib.util
-import io
+import json
 import os
 import re
 import shlex
@@ -229,38 +229,14 @@ PROGRESS: contextvars.ContextVar[Callable[[str, bool], None] | None] = contextva
     "adgen_build_progress", default=None)
 
 
-#: one build at a time in this process: a build changes what the whole process shares (file
-#: descriptors 1 and 2 while the compiler runs, LC_ALL, cffi's current directory), so two
-#: threads building at once broke each other's builds, left stdout pointing at a deleted file,
-#: and renamed a build without its library into the cache
+#: one build at a time in this process (the compilers of two would share the machine's cores)
 _BUILD_LOCK = threading.RLock()  # (reentrant: a build may fork from its own thread)
 
 
-#: what a build running in this process changed for the whole process (file descriptors 1
-#: and 2, sys.stdout, the environment, the current directory): how to undo each
-_UNDO_IN_CHILD: list[Callable[[], None]] = []
-
-
-@contextlib.contextmanager
-def _undone_in_child(undo: Callable[[], None]) -> Iterator[None]:
-    """While the block runs, a process forked from this one (multiprocessing) undoes what
-    the build changed with ``undo``: the child has no thread building."""
-    _UNDO_IN_CHILD.append(undo)
-    try:
-        yield
-    finally:
-        _UNDO_IN_CHILD.remove(undo)
-
-
 def _after_fork_in_child() -> None:
-    """A child forked while another thread built: it got the lock held by a thread it does
-    not have (its first build waited for ever), file descriptors 1 and 2 pointing at the
-    compiler's capture (its output was lost), and the build's environment and directory."""
+    """A child forked while another thread built got the lock held by a thread it does not
+    have: its first build waited for ever."""
     global _BUILD_LOCK
-    for undo in reversed(_UNDO_IN_CHILD):
-        with contextlib.suppress(Exception):
-            undo()
-    _UNDO_IN_CHILD.clear()
     _BUILD_LOCK = threading.RLock()
 
 
@@ -400,72 +376,6 @@ def _find_extension(target: Path, modname: str) -> Path | None:
     return path if path.exists() else None
 
 
-class _Captured:
-    """What the compiler wrote: in a temporary file while it runs, then its text."""
-
-    def __init__(self) -> None:
-        self.file = tempfile.TemporaryFile(mode="w+b")
-        self.text = ""
-
-    def close(self) -> None:
-        self.file.seek(0)
-        self.text = self.file.read().decode("utf-8", errors="replace")
-        self.file.close()
-
-    def read(self) -> str:
-        return self.text
-
-
-@contextlib.contextmanager
-def _capture_fds():  # type: ignore[no-untyped-def]
-    """Send what the compiler processes write to stdout/stderr to a file (kept for errors)."""
-    out = _Captured()
-    saved = [os.dup(1), os.dup(2)]
-    sys.stdout.flush()
-    sys.stderr.flush()
-
-    def undo() -> None:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved:
-            os.close(fd)
-    try:
-        with _undone_in_child(undo):
-            os.dup2(out.file.fileno(), 1)
-            os.dup2(out.file.fileno(), 2)
-            yield out
-    finally:
-        undo()
-        out.close()
-
-
-@contextlib.contextmanager
-def _c_locale() -> Iterator[None]:
-    """The compiler run in the C locale (distutils starts it with this process's
-    environment): its diagnostics say 'error:', which the command line reads for exit code 3,
-    whatever language the user's locale speaks ('Fehler' under LANG=de_DE); and with the paths
-    of CFLAGS and CPPFLAGS absolute."""
-    changes = {"LC_ALL": "C"}
-    # (distutils adds CFLAGS and CPPFLAGS to the compiler's words, run in cffi's directory)
-    for var in ("CFLAGS", "CPPFLAGS"):
-        if var in os.environ:
-            changes[var] = shlex.join(absolute_paths(environment_words(var)))
-    saved = {var: os.environ.get(var) for var in changes}
-
-    def undo() -> None:
-        for var, value in saved.items():
-            if value is None:
-                os.environ.pop(var, None)
-            else:
-                os.environ[var] = value
-    try:
-        with _undone_in_child(undo):
-            os.environ.update(changes)
-            yield
-    finally:
-        undo()
-
-
 @contextlib.contextmanager
 def _staging(target: Path, files: dict[str, str],
              complete: Callable[[Path], bool]) -> Iterator[Path]:
@@ -537,12 +447,50 @@ def _discard(target: Path) -> None:
     shutil.rmtree(stale, ignore_errors=True)
 
 
-def _short(exc: Exception) -> str:
+#: the build of a cffi extension, in a process of its own (``python -c``, its input a JSON
+#: object of ``_compile``): cffi compiles in a directory of its own, and distutils writes to
+#: file descriptors 1 and 2 and reads the environment.  Done in this process, that took
+#: them from every thread for the length of the build (a relative path another thread opened
+#: was the build directory's, what it wrote to stdout was lost in the compiler's capture).
+_CHILD_BUILD = """
+import json, sys
+spec = json.load(sys.stdin)
+sys.path[:] = spec["path"]
+import cffi
+ffi = cffi.FFI()
+ffi.cdef(spec["cdef"])
+ffi.set_source(spec["modname"], spec["headers"], sources=spec["sources"],
+               include_dirs=spec["include_dirs"], extra_compile_args=spec["cflags"],
+               libraries=["m"], extra_link_args=spec["link"])
+try:
+    ffi.compile(tmpdir=spec["tmpdir"], verbose=False)
+except Exception as exc:  # distutils raises its own error types
+    sys.stdout.flush()
+    sys.stdout.write(%r + str(exc))
+    sys.exit(1)
+"""
+#: what the build's output says before its failure (``_CHILD_BUILD``)
+_FAILED = "\0adgen: the build failed:\0"
+_CHILD_BUILD %= _FAILED
+
+
+def _child_environment() -> dict[str, str]:
+    """The build's environment: the C locale (its diagnostics say 'error:', which the
+    command line reads for exit code 3, whatever language the user's locale speaks:
+    'Fehler' under LANG=de_DE), and the paths of CFLAGS and CPPFLAGS made absolute
+    (distutils adds them to the compiler's words, run in cffi's directory)."""
+    env = os.environ | {"LC_ALL": "C"}
+    for var in ("CFLAGS", "CPPFLAGS"):
+        if var in os.environ:
+            env[var] = shlex.join(absolute_paths(environment_words(var)))
+    return env
+
+
+def _short(text: str) -> str:
     """The compiler's failure as distutils reports it, without the command line: newer
     setuptools put the whole command, with the build cache's paths, in the message
     ("Command '['gcc', ..., '-o', './tmp/.../f.o']' returned non-zero exit status 1."),
     where older ones said "command '/usr/bin/gcc' failed with exit code 1"."""
-    text = str(exc)
     failed = re.search(r"Command '\[('[^']*'|\"[^\"]*\").*\]' (returned non-zero exit status "
                        r"(\d+)|died with (<[^>]*>))", text, re.S)
     if failed:
@@ -559,37 +507,33 @@ def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...],
              unchanged: Callable[[], bool] = lambda: True) -> bool:
     """Build ``unit`` into ``target``; False (and nothing published) when ``unchanged`` says
     the inputs changed while the compiler ran."""
-    import cffi
-
     files = {**unit.files, "adgen_runtime.h": runtime_header()}
     try:
         with _staging(target, files, lambda d: _find_extension(d, modname) is not None) as tmp:
             sources = [str(tmp / f) for f in sorted(files) if f.endswith(".c")]
             headers = "".join(f'#include "{f}"\n' for f in sorted(files) if f.endswith(".h")
                               and f != "adgen_runtime.h")
-            ffi = cffi.FFI()
-            ffi.cdef(unit.cdef)
-            # the directories of the @external C files first: a header of the user's named
-            # like a generated one is theirs (the copies include the generated ones by path)
-            ffi.set_source(modname, headers, sources=sources,
-                           include_dirs=[*unit.include_dirs, str(tmp)],
-                           extra_compile_args=absolute_paths(list(cflags)), libraries=["m"],
-                           extra_link_args=[*LINK_FLAGS, *([OPENMP_FLAG] if OPENMP_FLAG in cflags
-                                                           else [])])
-            log = io.StringIO()
-            streams, cwd = (sys.stdout, sys.stderr), os.getcwd()
-
-            def undo() -> None:  # (cffi compiles in its own directory)
-                sys.stdout, sys.stderr = streams
-                os.chdir(cwd)
+            spec = {
+                "path": [str(p) for p in sys.path], "modname": modname, "cdef": unit.cdef,
+                "headers": headers, "sources": sources, "tmpdir": str(tmp),
+                # the directories of the @external C files first: a header of the user's named
+                # like a generated one is theirs (the copies include the generated ones by path)
+                "include_dirs": [*unit.include_dirs, str(tmp)],
+                "cflags": absolute_paths(list(cflags)),
+                "link": [*LINK_FLAGS, *([OPENMP_FLAG] if OPENMP_FLAG in cflags else [])],
+            }
             try:
-                with _undone_in_child(undo), contextlib.redirect_stdout(log), \
-                        contextlib.redirect_stderr(log), _capture_fds() as compiler_output, \
-                        _c_locale():
-                    ffi.compile(tmpdir=str(tmp), verbose=False)
-            except Exception as exc:  # distutils raises its own error types
-                raise BuildError(f"compiling the C failed:\n{compiler_output.read()}"
-                                 f"{log.getvalue()}\n{_short(exc)}") from None
+                r = subprocess.run([sys.executable, "-c", _CHILD_BUILD], input=json.dumps(spec),
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   env=_child_environment(), cwd=tmp, check=False,
+                                   encoding="utf-8", errors="replace")
+            except OSError as exc:
+                raise BuildError(f"cannot start the build ({sys.executable}): {exc}") from None
+            if r.returncode != 0:
+                output, _, failure = r.stdout.partition(_FAILED)
+                if not failure:
+                    failure = f"the build's process ended with status {r.returncode}"
+                raise BuildError(f"compiling the C failed:\n{output}\n{_short(failure)}")
             if not unchanged():
                 raise _Changed
     except _Changed:

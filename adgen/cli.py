@@ -361,8 +361,8 @@ def build_failure(failure: str, files: dict[str, str], args: argparse.Namespace,
                 r"(^|[\s/'\"])(" + "|".join(re.escape(n) for n in [*files, *others]) +
                 r")\:\d+(:\d+)?: (fatal )?error:", failure, re.M):
         # an error located in a file adgen generated (the primal of --check, in the build
-        # cache, too), compiled with adgen's own flags (in the C locale: build._c_locale;
-        # a warning or a note located there is not the failure)
+        # cache, too), compiled with adgen's own flags (in the C locale:
+        # build._child_environment; a warning or a note located there is not the failure)
         internal = ("the generated code does not compile with the default flags (this is a "
                     "bug in adgen; please report it with the input module and this "
                     "message)")

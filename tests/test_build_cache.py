@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -266,8 +267,7 @@ if __name__ == "__main__":
 
 def test_a_fork_during_a_build(tmp_path: Path) -> None:
     """multiprocessing's fork while a thread builds: the child got the build lock held by a
-    thread it does not have (its first load waited for ever) and its stdout pointing at the
-    compiler's capture (its output was lost)."""
+    thread it does not have (its first load waited for ever)."""
     slow = tmp_path / "slow.py"
     slow.write_text("import math\n\n\ndef g(x: float) -> float:\n    s = 0.0\n" + "".join(
         f"    s += math.sin(x * {k}.0) * math.exp(s * 0.01)\n" for k in range(1, 300))
@@ -279,3 +279,34 @@ def test_a_fork_during_a_build(tmp_path: Path) -> None:
                        capture_output=True, text=True, env=env, timeout=300, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "worker: hello" in r.stdout and "value 9.0 exit 0" in r.stdout, r.stdout
+
+
+def test_a_build_leaves_the_other_threads_alone(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    """cffi compiled in this process, in a directory of its own, with file descriptors 1 and
+    2 sent to the compiler's capture: while a thread built, another thread's relative path
+    was the build directory's, and what it wrote to stdout was lost.  The build runs in a
+    process of its own."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data.txt").write_text("mine")
+    src = tmp_path / "alone.py"
+    src.write_text(f"import math\n\n\ndef f(x: float) -> float:\n"
+                   f"    return math.sin(x) * {abs(hash(str(tmp_path))) % 1000}.0\n")
+    stop = threading.Event()
+    seen: list[tuple[str, bool]] = []
+
+    def watch() -> None:
+        while not stop.is_set():
+            seen.append((os.getcwd(), os.path.exists("data.txt")))
+            os.write(1, b"tick\n")
+            time.sleep(0.005)
+    t = threading.Thread(target=watch)
+    t.start()
+    try:
+        m = adgen.load(str(src), modes=("reverse",))
+    finally:
+        stop.set()
+        t.join()
+    assert m.f(0.0) == 0.0
+    assert len(seen) > 10 and all(s == (str(tmp_path), True) for s in seen)
+    assert capfd.readouterr().out.count("tick") == len(seen)
