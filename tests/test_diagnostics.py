@@ -679,6 +679,18 @@ CASES = [
             return s + g(a, 0)
         """), 10, 16, "'g' runs on the device (it is called inside a prange) and is called "
         "here on the host too", None),
+    ("CUDA: a function whose gradient a kernel takes called on the host", CUDA + HEADER +
+     "from adgen import grad\n" + module("""
+        def e(x: float, w: Array[f64]) -> float:
+            return x * w[0]
+
+        def f(a: Array[f64]) -> float:
+            s = 0.0
+            for i in prange(len(a)):
+                s += grad(e)(a[i], a)
+            return s + e(1.0, a)
+        """), 11, 16, "'e' runs on the device (grad(e) is taken inside a prange) and is called "
+        "here on the host too", None),
     ("CUDA: a prange in a device function", CUDA + HEADER + module("""
         def g(a: Array[f64], i: int) -> float:
             s = 0.0

@@ -295,3 +295,47 @@ def test_a_gradient_in_a_kernel(tmp_path: Path, emulate: bool) -> None:
     m = adgen.load(path, modes=("reverse",), target="cuda", emulate=True)
     text = m.transpiled.outputs["reverse"].source.text
     assert "static ADGEN_HD inline void p_grad_x_bwd(" in text
+
+
+PRANGE_ARRAYS = """
+import math
+
+from adgen import Array, f64, grad, prange
+
+
+def e(x: f64, w: Array[f64]) -> f64:
+    s = 0.0
+    for j in range(len(w)):
+        s += math.sin(x * w[j]) * w[j]
+    return s
+
+
+def field(xs: Array[f64], w: Array[f64], out: Array[f64]) -> None:
+    for i in prange(len(xs)):
+        out[i] = grad(e)(xs[i], w) * xs[i]
+"""
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@EMULATED_AND_GPU
+def test_the_gradient_of_a_function_of_arrays_in_a_kernel(tmp_path: Path, emulate: bool) -> None:
+    """grad(e) in a prange, of an e that indexes an array: e was taken for a host function
+    (it is called nowhere; e_grad computes from copies of it), which may not index arrays,
+    and the module was refused on the CUDA target.  e runs on the device as a callee does;
+    called on the host too, it is refused saying why it runs on the device."""
+    path = write(tmp_path, PRANGE_ARRAYS)
+    assert_ok(adgen.check(path, modes=("forward", "reverse", "hvp"), target="cuda",
+                          emulate=emulate))
+    m = adgen.load(path, modes=("reverse",), target="cuda", emulate=True)
+    assert not hasattr(m, "e")  # (a device function: not callable from Python)
+    xs, w = np.linspace(-1.0, 1.0, 5), np.array([0.5, -1.5, 2.0])
+    out = np.zeros(5)
+    m.field(xs, w, out)
+    exact = [x * sum(math.cos(x * wj) * wj * wj for wj in w) for x in xs]
+    np.testing.assert_allclose(out, exact, rtol=1e-13)
+    host = write(tmp_path, PRANGE_ARRAYS + "\n\ndef host(x: f64, w: Array[f64]) -> f64:\n"
+                 "    return e(x, w) * 2.0\n", name="host")
+    with pytest.raises(adgen.LoadError, match=r"host.py:19:12: error: 'e' runs on the device "
+                                             r"\(grad\(e\) is taken inside a prange\) and is "
+                                             r"called here on the host too"):
+        adgen.load(host, modes=("reverse",), target="cuda", emulate=True)

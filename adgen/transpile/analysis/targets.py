@@ -22,10 +22,15 @@ from ..ir.walk import calls, calls_and_rules, reachable
 HINT = "on the CUDA target arrays live on the device"
 
 
-def device_functions(module: Module) -> set[str]:
-    """The functions called, directly or not, inside a prange."""
+def device_functions(module: Module, derivatives: bool = True) -> set[str]:
+    """The functions called, directly or not, inside a prange; and with ``derivatives``
+    those whose derivative is (``grad(f)`` in a prange: ``f_grad`` computes it from copies
+    of ``f`` and its callees, and ``f``, which may index arrays anywhere, runs on the device
+    as a callee does)."""
+    taken = {spec.name: spec.callee for spec in module.nested.values()} if derivatives else {}
     return reachable(module, [op.callee for fn in module.functions for loop in _pranges(fn)
-                              for op in loop.walk() if isinstance(op, Call)])
+                              for op in loop.walk() if isinstance(op, Call)],
+                     lambda fn: calls(fn) + ([taken[fn.name]] if fn.name in taken else []))
 
 
 def with_custom_rules(module: Module, device: set[str], mode: str) -> set[str]:
@@ -94,8 +99,11 @@ def check_cuda(module: Module, adjoint: bool = False, modes: Sequence[str] = ())
 def _why_on_device(module: Module, device: set[str], name: str) -> str:
     """Why ``name`` runs on the device: called inside a prange, or by the derivatives of such
     a function (its custom rule, or what the rule calls)."""
-    if name in device:
+    if name in device_functions(module, derivatives=False):
         return "it is called inside a prange"
+    for spec in module.nested.values():
+        if spec.name in device and name in reachable(module, [spec.callee]):
+            return f"{spec.kind}({spec.callee}) is taken inside a prange"
     for fn in module.functions:
         rules = [g for g in (fn.custom_tangent, fn.custom_adjoint) if g]
         if fn.name in device and rules and name in reachable(module, rules, calls_and_rules):
