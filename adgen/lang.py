@@ -74,7 +74,8 @@ def grad(fn: Any, argnums: int | tuple[int, ...] = 0) -> Any:
     so that the module still runs unchanged."""
 
     def gradient(*args: Any) -> Any:
-        _, grads = _compiled(fn, "reverse", args).vjp(args, 1.0)
+        compiled, args = _compiled(fn, "reverse", args)
+        _, grads = compiled.vjp(args, 1.0)
         if isinstance(argnums, tuple):
             return tuple(_float(grads[i]) for i in argnums)
         return _float(grads[argnums])
@@ -87,7 +88,8 @@ def jvp(fn: Any, primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> tuple[f
     of the tangents (one per parameter, None for those that are not floats), as JAX's ``jvp``.
     Generated code calls ``f_jvp`` (``f``'s tangent); in CPython the tangent built by adgen
     (forward mode, cached)."""
-    value, tangent = _compiled(fn, "forward", primals).jvp(tuple(primals), tuple(tangents))
+    compiled, primals = _compiled(fn, "forward", tuple(primals))
+    value, tangent = compiled.jvp(primals, tuple(tangents))
     return float(value), _float(tangent)
 
 
@@ -98,29 +100,47 @@ def _float(v: Any) -> float:
 _BUILT: dict[tuple[str, str, str, str, int, int], Any] = {}
 
 
-def _compiled(fn: Any, mode: str, args: Any) -> Any:
+def _compiled(fn: Any, mode: str, args: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
     """``fn`` of its module built by adgen in ``mode`` (once per process; on disk, adgen's build
-    cache), in single precision when ``args`` (what it is called with) hold float32 arrays,
-    as the module's arrays are when ``adgen --check --precision f32`` runs it."""
+    cache), and ``args`` (what it is called with) as that build takes them.  The build is in
+    single precision when a float32 array is given where the double-precision build takes
+    float64, as the module's arrays are when ``adgen --check --precision f32`` runs it; a
+    float array of the other precision (``zeros`` makes float64 arrays) is then passed as a
+    copy of the build's precision (``fn`` only reads its arrays)."""
     import inspect
     import os
 
-    import numpy as np
-
     from .api import load
+    from .binding import NP_DTYPES
+    from .transpile.ir.types import ArrayType
 
     path = inspect.getsourcefile(fn)
     if path is None:
         raise TypeError(f"grad/jvp of {fn!r}: not a function of an adgen module")
-    precision = "f32" if any(isinstance(a, np.ndarray) and a.dtype == np.float32
-                             for a in args) else "f64"
     # the file as it is now: edited and reloaded in this process, it is built again (its
     # first build was used, the derivative of the old text)
     stat = os.stat(path)
-    key = (path, mode, fn.__name__, precision, stat.st_mtime_ns, stat.st_size)
-    if key not in _BUILT:
-        _BUILT[key] = load(path, modes=(mode,), functions=[fn.__name__], precision=precision)
-    return getattr(_BUILT[key], fn.__name__)
+
+    def built(precision: str) -> Any:
+        key = (path, mode, fn.__name__, precision, stat.st_mtime_ns, stat.st_size)
+        if key not in _BUILT:
+            _BUILT[key] = load(path, modes=(mode,), functions=[fn.__name__],
+                               precision=precision)
+        return getattr(_BUILT[key], fn.__name__)
+
+    def floats(a: Any) -> bool:
+        return isinstance(a, np.ndarray) and a.dtype in (np.float32, np.float64)
+
+    compiled = built("f64")
+    if len(args) != len(compiled.param_types):
+        return compiled, args  # (the call says what is wrong)
+    if any(floats(a) and a.dtype == np.float32 and isinstance(t, ArrayType)
+           and t.elem.name == "f64" for a, t in zip(args, compiled.param_types)):
+        compiled = built("f32")
+    return compiled, tuple(
+        np.ascontiguousarray(a, dtype=NP_DTYPES[t.elem.name])
+        if floats(a) and isinstance(t, ArrayType) and t.elem.is_float else a
+        for a, t in zip(args, compiled.param_types))
 
 
 def external(source: str, *, name: str, tangent: str | None = None,

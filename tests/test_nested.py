@@ -181,6 +181,57 @@ def test_cpython_runs_the_module_with_compiled_derivatives(tmp_path: Path) -> No
     assert py.descent(x, y, 5) == pytest.approx(m.descent(x, y, 5), rel=1e-13)
 
 
+MIXED_PRECISION = """
+from adgen import Array, f32, f64, grad, zeros
+
+
+def inner(x: f64, a: Array[f64], b: Array[f64]) -> f64:
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i] * b[i] * x * x
+    return s
+
+
+def outer(x: f64, b: Array[f64]) -> f64:
+    a = zeros(len(b))
+    for i in range(len(b)):
+        a[i] = b[i] + 1.0
+    return grad(inner)(x, a, b)
+
+
+def inner32(x: f64, a: Array[f32], b: Array[f64]) -> f64:
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i] * b[i] * x
+    return s
+
+
+def outer32(x: f64, a: Array[f32], b: Array[f64]) -> f64:
+    return grad(inner32)(x, a, b)
+"""
+
+
+def test_cpython_takes_the_derivative_in_the_precision_of_its_arrays(tmp_path: Path) -> None:
+    """grad in CPython built the module in single precision whenever an argument was a
+    float32 array: an Array[f32] parameter beside an Array[f64] one made the float64 array a
+    TypeError; and under --precision f32 (float32 arrays), a local zeros array (float64 in
+    CPython) was one, so adgen.check failed a correct module."""
+    import importlib.util
+
+    path = write(tmp_path, MIXED_PRECISION, "mixed_precision")
+    spec = importlib.util.spec_from_file_location("mixed_precision", path)
+    assert spec is not None and spec.loader is not None
+    py = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(py)
+    a32, b = np.array([1.0, 2.0, 3.0], np.float32), np.array([0.5, -1.0, 2.0])
+    assert py.outer32(1.5, a32, b) == pytest.approx(float(a32 @ b), rel=1e-7)
+    assert py.outer(1.5, b) == pytest.approx(2 * 1.5 * float((b + 1) @ b), rel=1e-14)
+    b32 = b.astype(np.float32)
+    assert py.outer(1.5, b32) == pytest.approx(2 * 1.5 * float((b + 1) @ b), rel=1e-6)
+    assert_ok(adgen.check(path, modes=("forward", "reverse"), functions=["outer"],
+                          precision="f32"))
+
+
 def test_cpython_uses_the_module_as_edited(tmp_path: Path) -> None:
     """grad(f) run by CPython builds f's adjoint once per text of the module: edited and
     reloaded in the same process, it gave the derivative of the old text."""
