@@ -24,8 +24,9 @@ NP_DTYPES = {"f64": np.float64, "f32": np.float32, "i64": np.int64, "i32": np.in
 INT_BITS = {"i64": 64, "i32": 32}
 #: the values each C int type holds
 INT_RANGE = {t: (-2 ** (b - 1), 2 ** (b - 1) - 1) for t, b in INT_BITS.items()}
-#: the largest finite float32
-F32_MAX = float(np.finfo(np.float32).max)
+#: the smallest magnitude a double rounds to infinity in single precision: FLT_MAX and half
+#: its last place (3.4028235e38, FLT_MAX's own repr, is below it: it rounds to FLT_MAX)
+F32_OVERFLOW = 2.0 ** 128 - 2.0 ** 103
 
 
 class _Call:
@@ -270,12 +271,27 @@ def check_scalar(name: str, value: Any, t: Type, what: str = "argument",
     except OverflowError:
         out = math.inf
     if math.isinf(out) and not (isinstance(value, (float, np.floating)) and math.isinf(value)) \
-            or t.name == "f32" and math.isfinite(out) and abs(out) > F32_MAX:
+            or t.name == "f32" and math.isfinite(out) and abs(out) >= F32_OVERFLOW:
         # (C converts a double beyond a float's range to no value it defines)
         raise OverflowError(f"{function + ': ' if function else ''}{what} '{name}' = "
                             f"{_shown(value) if isinstance(value, int) else value} does not fit "
                             f"a float ({t.name})") from None
     return out
+
+
+def float_array(value: Any, dtype: Any, label: str) -> np.ndarray:
+    """``value`` as a C-contiguous array of ``dtype``; for float32, a finite value beyond its
+    range (which the conversion makes inf) is an ``OverflowError`` naming ``label``, as it is
+    for a scalar."""
+    src = np.asarray(value)
+    if dtype is np.float32 and src.dtype != np.float32 and src.size and \
+            np.issubdtype(src.dtype, np.number):
+        with np.errstate(invalid="ignore", over="ignore"):
+            big = np.isfinite(src) & (np.abs(src.astype(np.float64)) >= F32_OVERFLOW)
+        if big.any():
+            raise OverflowError(f"{label} holds {float(src[big].flat[0])!r}, which does not "
+                                "fit a float (f32)")
+    return np.ascontiguousarray(src, dtype=dtype)
 
 
 def _shown(value: int) -> str:
@@ -431,7 +447,8 @@ class AdgenFunction:
                     tan = check_array(tname, tan, tt, name in call.written, "tangent", shape)
                 else:
                     given = np.shape(tan)  # (ascontiguousarray makes a 0-d value (1,))
-                    tan = np.ascontiguousarray(tan, dtype=NP_DTYPES[t.elem.name])
+                    tan = float_array(tan, NP_DTYPES[t.elem.name],
+                                      f"{self.name}: the tangent of '{name}'")
                     if tan.shape != shape:
                         raise ValueError(f"tangent of '{name}' must have shape {shape}, "
                                          f"got {given}")
@@ -441,7 +458,7 @@ class AdgenFunction:
                 dtype = NP_DTYPES[t.name if isinstance(t, ScalarType) else "f64"]
                 given = np.shape(tan)
                 tan = np.zeros(nbdirs, dtype=dtype) if tan is None else \
-                    np.ascontiguousarray(tan, dtype=dtype)
+                    float_array(tan, dtype, f"{self.name}: the tangent of '{name}'")
                 if tan.shape != (nbdirs,):
                     raise ValueError(f"tangent of '{name}' must have shape ({nbdirs},), "
                                      f"got {given}")
@@ -547,7 +564,7 @@ class AdgenFunction:
                 dtype = NP_DTYPES[t.name if isinstance(t, ScalarType) else "f64"]
                 given = np.shape(bar)
                 bar = np.zeros(nbdirs, dtype=dtype) if bar is None else \
-                    np.ascontiguousarray(bar, dtype=dtype)
+                    float_array(bar, dtype, f"{what}: the adjoint of '{r.name}'")
                 if bar.shape != (nbdirs,):
                     raise ValueError(f"{what}: the adjoint of '{r.name}' must have shape "
                                      f"({nbdirs},), got {given}")
@@ -582,7 +599,7 @@ class AdgenFunction:
                 if g.shape != shape:
                     raise ValueError(f"{what}: out_bars['{name}'] must have shape {shape}, "
                                      f"got {g.shape}")
-                bar[...] = g
+                bar[...] = float_array(g, bar.dtype.type, f"{what}: out_bars['{name}']")
             values[aname] = grads[name] = bar
         if out_bars:
             raise ValueError(f"{what}: out_bars names '{next(iter(out_bars))}', which is not an "

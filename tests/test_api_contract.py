@@ -270,6 +270,37 @@ def test_a_value_beyond_single_precision_is_refused(tmp_path: Path) -> None:
                                                 r"\(f32\)"):
             m.scale(big, 1.0)
     assert m.scale(float("inf"), 1.0) == float("inf") and m.scale(3.0, 2.0) == 6.0
+    # FLT_MAX as printed (3.4028235e38) is a little above it, and rounds to it: it passes
+    assert m.scale(3.4028235e38, 1.0) == float(np.finfo(np.float32).max)
+
+
+def test_an_array_value_beyond_single_precision_is_refused(tmp_path: Path) -> None:
+    """The tangents, adjoints and out_bars given as arrays to an f32 build became inf where a
+    value was beyond single precision (with NumPy's warning), where the same value as a
+    scalar is an OverflowError."""
+    path = _module(tmp_path, "from adgen import Array, f64\n\n\n"
+                             "def tot(x: Array[f64]) -> float:\n    s = 0.0\n"
+                             "    for i in range(len(x)):\n        s += x[i] * x[i]\n"
+                             "    return s\n\n\n"
+                             "def sq(x: Array[f64], y: Array[f64]) -> None:\n"
+                             "    for i in range(len(x)):\n        y[i] = x[i] * x[i]\n")
+    m = adgen.load(path, modes=("forward", "reverse", "vector-forward", "vector-reverse"),
+                   precision="f32")
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    cases = [
+        (lambda: m.tot.jvp((x,), (np.array([1.0, 1e39, 0.0]),)), "tot: the tangent of 'x'"),
+        (lambda: m.tot.jvp_vec((x,), (np.full((3, 2), -1e39),)), "tot: the tangent of 'x'"),
+        (lambda: m.tot.vjp_vec((x,), np.full(2, 1e39)), "tot.vjp_vec: the adjoint of 'return'"),
+        (lambda: m.sq.vjp((x, np.zeros(3, np.float32)), None,
+                          {"y": np.array([0.0, 1e39, 1.0])}), r"sq.vjp: out_bars\['y'\]"),
+    ]
+    for call, label in cases:
+        with pytest.raises(OverflowError, match=label + r".* holds .*e\+39, which does not fit "
+                                                        r"a float \(f32\)"):
+            call()
+    # inf itself, and values that round to FLT_MAX, pass
+    value, tangent = m.tot.jvp((x,), (np.array([np.inf, 3.4028235e38, 0.0]),))
+    assert value == 14.0 and tangent == np.inf
 
 
 def test_openmp_on_the_cuda_target_is_refused(tmp_path: Path) -> None:
