@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import adgen
-from helpers import EMULATED_AND_GPU, ROOT
+from helpers import EMULATED_AND_GPU, ROOT, compile_strict, run_cli
 
 SCALARS = '''
 import math
@@ -313,6 +313,23 @@ def test_gradbench_nested_modules_check(module: str, functions: list[str]) -> No
 
 
 
+
+
+@pytest.mark.parametrize("module", ["particle", "saddle"])
+def test_nested_modules_compile_without_warnings(module: str, tmp_path: Path) -> None:
+    """Every mode of the GradBench modules that take derivatives of derivatives compiles with
+    -Wall -Wextra -Werror: the primal file held the static f_grad_vjp that only the adjoint
+    files call (-Wunused-function), and the Hessian-vector products popped the tangents of
+    taped values the reverse sweep never reads (-Wunused-variable: x0d, g1d, ...)."""
+    out = tmp_path / "out"
+    r = run_cli(str(ROOT / "benchmarks" / "gradbench" / f"{module}.py"), "--mode", "primal",
+                "--mode", "forward", "--mode", "reverse", "--mode", "hvp", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    sources = sorted(out.glob("*.c"))
+    assert len(sources) == 4
+    for c in sources:
+        done = compile_strict(c, tmp_path / (c.stem + ".o"), f"-I{out}")
+        assert done.returncode == 0, done.stderr
 
 
 PRANGE = """

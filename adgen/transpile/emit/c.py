@@ -485,12 +485,17 @@ class FunctionEmitter(Variables):
     def op_Pop(self, op: Pop, depth: int) -> None:
         v = op.results[0]
         slot = self.block_slots.get(op)
+        unused = not self.uses.get(v)  # (the tangent of a value the reverse sweep reads)
         if slot is not None:
-            block, at = slot
-            self.declare_or_assign(v, _Expr(f"adgen_get_{elem_of(v.type).name}({block}, {at})",
-                                            ATOM), depth)
+            if not unused:  # (the block's pop takes its bytes)
+                block, at = slot
+                self.declare_or_assign(
+                    v, _Expr(f"adgen_get_{elem_of(v.type).name}({block}, {at})", ATOM), depth)
             return
         pop = f"adgen_{'d' if self.on_device else ''}pop_{elem_of(v.type).name}({self.tape})"
+        if unused and not isinstance(v.type, VecType):
+            self.emit(f"(void){pop};", depth)
+            return
         if isinstance(v.type, VecType):  # the directions back in the reverse order
             self.declare_or_assign(v, None, depth)
             var = self.var_of[v]

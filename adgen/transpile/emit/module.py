@@ -276,8 +276,9 @@ def parallel_adjoints(module: Module) -> set[str]:
 
 
 def _called(module: Module, roots: list[Function]) -> list[Function]:
-    """``roots`` and the functions they call, directly or not, in module order (on CUDA a
-    device function's own adjoint, say, is called by nobody and not written)."""
+    """``roots`` and the functions they call, directly or not, in module order: a static
+    function nothing calls is not written (on CUDA a device function's own adjoint; the
+    Hessian-vector product ``f_grad_vjp`` of a nested derivative in the primal's file)."""
     keep = reachable(module, [fn.name for fn in roots])
     return [fn for fn in module.functions if fn.name in keep]
 
@@ -294,8 +295,7 @@ def emit_module(module: Module, mode: str, options: EmitOptions, command: str) -
                           for p in sigs[fn.name].params]
                 sigs[fn.name] = replace(sigs[fn.name], is_static=True, qualifier="ADGEN_HD inline",
                                         params=params)
-    functions = _called(module, [fn for fn in module.functions if not sigs[fn.name].is_static]) \
-        if cuda else module.functions
+    functions = _called(module, [fn for fn in module.functions if not sigs[fn.name].is_static])
     # C functions the user gives (@external): declared in the header, never defined here
     externals = [fn for fn in functions if fn.external is not None]
     functions = [fn for fn in functions if fn.external is None]
