@@ -56,7 +56,7 @@ def kmeans_cost(x: Array[f64, 2], centers: Array[f64, 2]) -> f64:
     that center's adjoint (a block copy in shared memory)."""
     total = 0.0
     for i in prange(x.shape[0]):
-        best = 1.0e300
+        best = math.inf
         for k in range(centers.shape[0]):
             d2 = 0.0
             for j in range(x.shape[1]):

@@ -15,7 +15,7 @@ def loglik(x: Array[f64, 2], means: Array[f64, 2], logw: Array[f64], r: Array[f6
     r[i] gets the term of point i."""
     total = 0.0
     for i in prange(x.shape[0]):
-        top = -1.0e300
+        top = -math.inf
         for k in range(means.shape[0]):
             d2 = 0.0
             for j in range(x.shape[1]):

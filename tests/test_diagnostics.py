@@ -1872,6 +1872,30 @@ def test_warnings_are_located_and_werror_makes_them_errors(tmp_path: Path) -> No
     assert not (tmp_path / "out2").exists()
 
 
+def test_a_constant_single_precision_cannot_hold_is_warned_of(tmp_path: Path) -> None:
+    """With --precision f32, 1e39 was written INFINITY and 1e-50 0.0f without a word (gcc's
+    own warning never fires on them); a subnormal (1e-40) and 3.4e38 are held; in double
+    precision none is warned of."""
+    path = tmp_path / "lits.py"
+    path.write_text("HUGE = 1e39\n\n\ndef f(x: float) -> float:\n"
+                    "    y = x * 1e39 + 1e-50 * x\n"
+                    "    return y + HUGE + 3.4e38 + 1e-40\n")
+    r = run_cli(str(path), "--precision", "f32", "-o", str(tmp_path / "out"), "-q")
+    assert r.returncode == 0, r.stderr
+    heads = [ln for ln in r.stderr.splitlines() if ": warning: " in ln]
+    assert heads == [
+        f"{path}:5:13: warning: the constant 1e+39 is inf in single precision (f32): beyond "
+        "its range (write math.inf if that is meant)",
+        f"{path}:5:20: warning: the constant 1e-50 is 0 in single precision (f32): below its "
+        "smallest value (write 0.0 if that is meant)",
+        f"{path}:6:16: warning: the constant 1e+39 is inf in single precision (f32): beyond "
+        "its range (write math.inf if that is meant)"]
+    r = run_cli(str(path), "--precision", "f32", "-o", str(tmp_path / "out2"), "--werror")
+    assert r.returncode == 2 and r.stderr.count(": error: ") == 3, r.stderr
+    r = run_cli(str(path), "-o", str(tmp_path / "out3"), "--werror")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+
+
 def test_no_warning_without_an_independent(tmp_path: Path) -> None:
     path = tmp_path / "model.py"
     path.write_text(WARNED)

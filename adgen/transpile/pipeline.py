@@ -273,7 +273,7 @@ def _transpile_source(path: str, source: str, modes: list[str], sel: Selection |
                       target: str) -> Transpiled:
     from .ad.forward import differentiate
     from .analysis.activity import analyze
-    from .analysis.lint import lint
+    from .analysis.lint import lint, single_precision_constants
     from .emit.c import EmitOptions
     from .emit.module import emit_module
     from .frontend.diagnostics import Diagnostics
@@ -291,6 +291,7 @@ def _transpile_source(path: str, source: str, modes: list[str], sel: Selection |
         expand_nested(module, diags)
     check_call_overlap(module, user)
     verify_module(module)
+    diags.warnings += single_precision_constants(module)
     log = PassLog(enabled=dump_all)
     if dump_all:
         for fn in module.functions:

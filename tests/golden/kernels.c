@@ -114,7 +114,7 @@ double kmeans_cost(const double *x, int64_t x_shape0, int64_t x_shape1, const do
     ADGEN_OMP(omp parallel for reduction(+: total))
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* kernels.py:60: for k in range(centers.shape[0]): */
-        double best = 1e+300;
+        double best = INFINITY;
         for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
             /* kernels.py:62: for j in range(x.shape[1]): */
             double d2 = 0.0;

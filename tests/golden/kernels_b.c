@@ -221,7 +221,7 @@ double kmeans_cost_b(const double *x, double *xb, int64_t x_shape0, int64_t x_sh
     ADGEN_OMP(omp parallel for reduction(+: total))
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* kernels.py:60: for k in range(centers.shape[0]): */
-        double best = 1e+300;
+        double best = INFINITY;
         int64_t k = -1;
         for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
             /* kernels.py:62: for j in range(x.shape[1]): */
@@ -248,7 +248,7 @@ double kmeans_cost_b(const double *x, double *xb, int64_t x_shape0, int64_t x_sh
             }
             best = d2_1;
         } else {
-            best = 1e+300;
+            best = INFINITY;
         }
         /* kernels.py:60: for k in range(centers.shape[0]): */
         if (tmp) {

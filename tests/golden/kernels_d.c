@@ -170,7 +170,7 @@ double kmeans_cost_d(const double *x, const double *xd, int64_t x_shape0, int64_
     ADGEN_OMP(omp parallel for reduction(+: total, totald))
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* kernels.py:60: for k in range(centers.shape[0]): */
-        double best = 1e+300;
+        double best = INFINITY;
         double bestd = 0.0;
         for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
             /* kernels.py:62: for j in range(x.shape[1]): */

@@ -187,7 +187,7 @@ double kmeans_cost_dv(const double *x, const double *xd, int64_t x_shape0, int64
     ADGEN_OMP(omp parallel for reduction(+: total, totald[:nbdirs]))
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* kernels.py:60: for k in range(centers.shape[0]): */
-        double best = 1e+300;
+        double best = INFINITY;
         double bestd[nbdirs];
         for (int64_t k = 0; k < nbdirs; ++k) bestd[k] = 0.0;
         for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {

@@ -31,7 +31,7 @@ double loglik(const double *x, int64_t x_shape0, int64_t x_shape1, const double 
     ADGEN_OMP(omp parallel for reduction(+: total))
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* mixture.py:19: for k in range(means.shape[0]): */
-        double top = -1e+300;
+        double top = -INFINITY;
         for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
             /* mixture.py:21: for j in range(x.shape[1]): */
             double d2 = 0.0;

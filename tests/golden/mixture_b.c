@@ -52,7 +52,7 @@ double loglik_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1,
         ADGEN_OMP(omp for reduction(+: total))
         for (int64_t i = 0; i < x_shape0; ++i) {
             /* mixture.py:19: for k in range(means.shape[0]): */
-            double top = -1e+300;
+            double top = -INFINITY;
             int64_t k = -1;
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:21: for j in range(x.shape[1]): */
@@ -81,7 +81,7 @@ double loglik_b(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1,
                 }
                 top = logw[k] - 0.5 * d2_1;
             } else {
-                top = -1e+300;
+                top = -INFINITY;
             }
             /* mixture.py:26: for k in range(means.shape[0]): */
             double acc = 0.0;

@@ -64,7 +64,7 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
         ADGEN_OMP(omp for reduction(+: total))
         for (int64_t i = 0; i < x_shape0; ++i) {
             /* mixture.py:19: for k in range(means.shape[0]): */
-            double top = -1e+300;
+            double top = -INFINITY;
             int64_t k = -1;
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:21: for j in range(x.shape[1]): */
@@ -97,7 +97,7 @@ double loglik_b_d(const double *x, const double *xd, double *xb, double *xbd, in
                 top = logw[k] - 0.5 * d2_1;
                 topd = logwd[k] - 0.5 * d2d;
             } else {
-                top = -1e+300;
+                top = -INFINITY;
                 topd = 0.0;
             }
             /* mixture.py:26: for k in range(means.shape[0]): */

@@ -65,7 +65,7 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
         ADGEN_OMP(omp for reduction(+: total))
         for (int64_t i = 0; i < x_shape0; ++i) {
             /* mixture.py:19: for k in range(means.shape[0]): */
-            double top = -1e+300;
+            double top = -INFINITY;
             int64_t k = -1;
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:21: for j in range(x.shape[1]): */
@@ -100,7 +100,7 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
                 top = logw[k] - 0.5 * d2_1;
                 for (int64_t kd = 0; kd < nbdirs; ++kd) topd[kd] = logwd[k * nbdirs + kd] - 0.5 * d2d[kd];
             } else {
-                top = -1e+300;
+                top = -INFINITY;
                 for (int64_t kd = 0; kd < nbdirs; ++kd) topd[kd] = 0.0;
             }
             /* mixture.py:26: for k in range(means.shape[0]): */

@@ -44,7 +44,7 @@ double loglik_d(const double *x, const double *xd, int64_t x_shape0, int64_t x_s
     ADGEN_OMP(omp parallel for reduction(+: total, totald))
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* mixture.py:19: for k in range(means.shape[0]): */
-        double top = -1e+300;
+        double top = -INFINITY;
         double topd = 0.0;
         for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
             /* mixture.py:21: for j in range(x.shape[1]): */

@@ -10,13 +10,20 @@ Both need the activity analysis (what depends on an independent input):
   independent: the branch taken is decided by an exact value that any
   perturbation changes, so the derivative describes a single point.
 
+And, in every mode, ``single_precision_constants``: a float constant that single
+precision cannot hold (beyond its range: inf; below its smallest subnormal: 0), which the
+C of an f32 build then has (``--precision f32``, or ``f32`` annotations).
+
 ``adgen --werror`` (``werror=True`` in the API) turns them into errors.
 """
 
 from __future__ import annotations
 
+import math
+import struct
+
 from ..frontend.diagnostics import Warning_
-from ..ir.core import NOWHERE, Cast, Loc, Module, Prim
+from ..ir.core import NOWHERE, Cast, Const, Loc, Module, Prim
 from ..ir.types import ScalarType
 from .activity import ModuleActivity
 
@@ -65,3 +72,37 @@ def _is_float(t: object) -> bool:
 
 def _is_int(t: object) -> bool:
     return isinstance(t, ScalarType) and t.is_int
+
+
+def single_precision_constants(module: Module) -> list[Warning_]:
+    """A warning for each float constant of single precision (an f32 literal, or a module
+    constant where an f32 is) that is inf or 0 there though finite and nonzero as written:
+    the C has INFINITY (0.0f), where gcc's own warning ('floating constant exceeds range')
+    never fires.  Run on the module as parsed (before folding: the user's constants)."""
+    out: dict[tuple[str, int, float], Warning_] = {}
+    for fn in module.functions:
+        for op in fn.walk():
+            if not isinstance(op, Const) or op.loc == NOWHERE or \
+                    not isinstance(op.result.type, ScalarType) or op.result.type.name != "f32":
+                continue
+            value = float(op.value)
+            if not math.isfinite(value) or value == 0.0:
+                continue
+            try:
+                single = struct.unpack("f", struct.pack("f", value))[0]
+            except OverflowError:
+                single = math.inf
+            sign = "-" if value < 0 else ""
+            if math.isinf(single):
+                why = f"{sign}inf in single precision (f32): beyond its range (write " \
+                      f"{sign}math.inf"
+            elif single == 0.0:
+                why = f"{sign}0 in single precision (f32): below its smallest value (write " \
+                      f"{sign}0.0"
+            else:
+                continue
+            # (-1e300 is the literal and its negation: one warning, at the first column)
+            key = (op.loc.file, op.loc.line, abs(value))
+            if key not in out or op.loc.col < out[key].loc.col:
+                out[key] = Warning_(op.loc, f"the constant {value!r} is {why} if that is meant)")
+    return sorted(out.values(), key=lambda w: (w.loc.file, w.loc.line, w.loc.col))

@@ -130,7 +130,7 @@ ADGEN_KERNEL kmeans_cost_kernel0(const double *x, int64_t x_shape0, int64_t x_sh
     double total = 0;
     ADGEN_GRID_LOOP(i, 0, i < x_shape0, 1) {
         /* kernels.py:60: for k in range(centers.shape[0]): */
-        double best = 1e+300;
+        double best = INFINITY;
         for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
             /* kernels.py:62: for j in range(x.shape[1]): */
             double d2 = 0.0;

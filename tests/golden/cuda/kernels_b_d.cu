@@ -338,7 +338,7 @@ ADGEN_KERNEL kmeans_cost_b_d_kernel0(const double *x, const double *xd, double *
     double *centersbd_t = ADGEN_BLOCK_PRIVATE(double, centersbd, centers_shape0 * centers_shape1, shared_bytes);
     ADGEN_GRID_LOOP(i, 0, i < x_shape0, 1) {
         /* kernels.py:60: for k in range(centers.shape[0]): */
-        double best = 1e+300;
+        double best = INFINITY;
         int64_t k = -1;
         for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
             /* kernels.py:62: for j in range(x.shape[1]): */
@@ -363,7 +363,7 @@ ADGEN_KERNEL kmeans_cost_b_d_kernel0(const double *x, const double *xd, double *
             }
             best = d2_1;
         } else {
-            best = 1e+300;
+            best = INFINITY;
         }
         /* kernels.py:60: for k in range(centers.shape[0]): */
         if (tmp) {

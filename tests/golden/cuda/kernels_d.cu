@@ -189,7 +189,7 @@ ADGEN_KERNEL kmeans_cost_d_kernel0(const double *x, const double *xd, int64_t x_
     double totald = 0;
     ADGEN_GRID_LOOP(i, 0, i < x_shape0, 1) {
         /* kernels.py:60: for k in range(centers.shape[0]): */
-        double best = 1e+300;
+        double best = INFINITY;
         double bestd = 0.0;
         for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
             /* kernels.py:62: for j in range(x.shape[1]): */
