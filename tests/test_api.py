@@ -187,54 +187,13 @@ def test_zeros_as_out_bars_of_an_array_outside_of(tmp_path: Path) -> None:
         f.g.jvp(args, (1.0, 0.5, None, None))
 
 
+#: a thread of 1 MiB calling vjp_vec with 200,000 directions; with "later", started before
+#: the size of new threads is set to 64 MiB
 STACK_SCRIPT = """
 import sys, threading
 import numpy as np
 import adgen
 m = adgen.load(sys.argv[1], modes=("vector-forward", "vector-reverse"))
-out = {}
-def big():
-    try:
-        m.f.vjp_vec((0.3, 0.7), np.ones(200_000))
-        out["big"] = "ran"
-    except ValueError as e:
-        out["big"] = str(e)
-threading.stack_size(1 << 20)
-t = threading.Thread(target=big)
-t.start()
-t.join()
-print(out["big"])
-print(m.f.jvp_vec((0.3, 0.7), (np.ones(1000), np.zeros(1000)))[1][0])
-"""
-
-
-def test_a_vector_call_whose_directions_overflow_the_stack_is_refused(tmp_path: Path) -> None:
-    """The scalar tangents and adjoints of a vector function are arrays [nbdirs] on the stack:
-    200,000 directions of three such arrays in a thread of 1 MiB ended the process (SIGSEGV);
-    such a call is refused, saying how to make smaller ones."""
-    src = tmp_path / "st.py"
-    src.write_text("import math\n\n\ndef f(a: float, b: float) -> float:\n"
-                   "    u = math.sin(a) * b\n    v = math.exp(u) + a\n    w = v * v - u\n"
-                   "    return w * b\n")
-    r = subprocess.run([sys.executable, "-c", STACK_SCRIPT, str(src)], capture_output=True,
-                       text=True, check=False)
-    assert r.returncode == 0, r.stderr
-    refusal, small = r.stdout.splitlines()
-    assert refusal.startswith("f_bv: 200000 directions need up to ") and \
-        "of stack for the tangents and adjoints the C function keeps there, over half of the " \
-        in refusal and " MiB this thread has left: make calls of fewer directions " \
-        "(adgen.jacobian(..., chunk=k))" in refusal, refusal
-    u = math.sin(0.3) * 0.7
-    v = math.exp(u) + 0.3
-    dv = math.exp(u) * math.cos(0.3) * 0.7 + 1.0
-    assert float(small) == pytest.approx((2 * v * dv - math.cos(0.3) * 0.7) * 0.7, rel=1e-12)
-
-
-OWN_STACK_SCRIPT = """
-import sys, threading
-import numpy as np
-import adgen
-m = adgen.load(sys.argv[1], modes=("vector-reverse",))
 go = threading.Event()
 out = {}
 def big():
@@ -247,11 +206,41 @@ def big():
 threading.stack_size(1 << 20)
 t = threading.Thread(target=big)
 t.start()
-threading.stack_size(64 << 20)  # (the size of threads started from now on)
+if sys.argv[2:] == ["later"]:
+    threading.stack_size(64 << 20)  # (the size of threads started from now on)
 go.set()
 t.join()
 print(out["big"])
+print(m.f.jvp_vec((0.3, 0.7), (np.ones(1000), np.zeros(1000)))[1][0])
 """
+STACK_MODULE = ("import math\n\n\ndef f(a: float, b: float) -> float:\n"
+                "    u = math.sin(a) * b\n    v = math.exp(u) + a\n    w = v * v - u\n"
+                "    return w * b\n")
+
+
+def _stack_script(tmp_path: Path, *args: str) -> tuple[str, str]:
+    src = tmp_path / "st.py"
+    src.write_text(STACK_MODULE)
+    r = subprocess.run([sys.executable, "-c", STACK_SCRIPT, str(src), *args],
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    refusal, small = r.stdout.splitlines()
+    return refusal, small
+
+
+def test_a_vector_call_whose_directions_overflow_the_stack_is_refused(tmp_path: Path) -> None:
+    """The scalar tangents and adjoints of a vector function are arrays [nbdirs] on the stack:
+    200,000 directions of three such arrays in a thread of 1 MiB ended the process (SIGSEGV);
+    such a call is refused, saying how to make smaller ones."""
+    refusal, small = _stack_script(tmp_path)
+    assert refusal.startswith("f_bv: 200000 directions need up to ") and \
+        "of stack for the tangents and adjoints the C function keeps there, over half of the " \
+        in refusal and " MiB this thread has left: make calls of fewer directions " \
+        "(adgen.jacobian(..., chunk=k))" in refusal, refusal
+    u = math.sin(0.3) * 0.7
+    v = math.exp(u) + 0.3
+    dv = math.exp(u) * math.cos(0.3) * 0.7 + 1.0
+    assert float(small) == pytest.approx((2 * v * dv - math.cos(0.3) * 0.7) * 0.7, rel=1e-12)
 
 
 def test_the_stack_of_a_vector_call_is_its_threads_own(tmp_path: Path) -> None:
@@ -259,15 +248,9 @@ def test_the_stack_of_a_vector_call_is_its_threads_own(tmp_path: Path) -> None:
     threading.stack_size, which is the size of threads started later: a thread of 1 MiB,
     called after the size was set to 64 MiB, took 200,000 directions and ended the process
     (SIGSEGV)."""
-    src = tmp_path / "st.py"
-    src.write_text("import math\n\n\ndef f(a: float, b: float) -> float:\n"
-                   "    u = math.sin(a) * b\n    v = math.exp(u) + a\n    w = v * v - u\n"
-                   "    return w * b\n")
-    r = subprocess.run([sys.executable, "-c", OWN_STACK_SCRIPT, str(src)], capture_output=True,
-                       text=True, check=False)
-    assert r.returncode == 0, (r.returncode, r.stderr)
-    assert r.stdout.startswith("f_bv: 200000 directions need up to "), r.stdout
-    left = float(re.search(r"over half of the ([0-9.]+) MiB this thread has left", r.stdout)[1])
+    refusal, _ = _stack_script(tmp_path, "later")
+    assert refusal.startswith("f_bv: 200000 directions need up to "), refusal
+    left = float(re.search(r"over half of the ([0-9.]+) MiB this thread has left", refusal)[1])
     assert 0.5 < left <= 1.0
 
 
