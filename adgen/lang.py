@@ -97,20 +97,22 @@ def _float(v: Any) -> float:
     return 0.0 if v is None else float(v)
 
 
-_BUILT: dict[tuple[str, str, str, str, int, int], Any] = {}
+_BUILT: dict[tuple[str, str, str, int, int, str], Any] = {}
+#: the types of the parameters of a function, as its module spells them (by the same key)
+_TYPES: dict[tuple[str, str, str, int, int], list[Any]] = {}
 
 
 def _compiled(fn: Any, mode: str, args: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
     """``fn`` of its module built by adgen in ``mode`` (once per process; on disk, adgen's build
     cache), and ``args`` (what it is called with) as that build takes them.  The build is in
-    single precision when a float32 array is given where the double-precision build takes
+    single precision when a float32 array is given where the module's own precision takes
     float64, as the module's arrays are when ``adgen --check --precision f32`` runs it; a
     float array of the other precision (``zeros`` makes float64 arrays) is then passed as a
-    copy of the build's precision (``fn`` only reads its arrays)."""
+    copy in the build's (``fn`` only reads its arrays)."""
     import inspect
     import os
 
-    from .api import load
+    from .api import load, transpile
     from .binding import NP_DTYPES
     from .transpile.ir.types import ArrayType
 
@@ -120,23 +122,25 @@ def _compiled(fn: Any, mode: str, args: tuple[Any, ...]) -> tuple[Any, tuple[Any
     # the file as it is now: edited and reloaded in this process, it is built again (its
     # first build was used, the derivative of the old text)
     stat = os.stat(path)
-
-    def built(precision: str) -> Any:
-        key = (path, mode, fn.__name__, precision, stat.st_mtime_ns, stat.st_size)
-        if key not in _BUILT:
-            _BUILT[key] = load(path, modes=(mode,), functions=[fn.__name__],
-                               precision=precision)
-        return getattr(_BUILT[key], fn.__name__)
+    here = (path, mode, fn.__name__, stat.st_mtime_ns, stat.st_size)
+    if here not in _TYPES:  # (the parameters' types as the module spells them: no compiler)
+        own = transpile(path, modes=(), functions=[fn.__name__]).module.function(fn.__name__)
+        _TYPES[here] = [p.type for p in own.params]
+    types = _TYPES[here]
 
     def floats(a: Any) -> bool:
         return isinstance(a, np.ndarray) and a.dtype in (np.float32, np.float64)
 
-    compiled = built("f64")
+    single = len(args) == len(types) and any(
+        floats(a) and a.dtype == np.float32 and isinstance(t, ArrayType) and
+        t.elem.name == "f64" for a, t in zip(args, types))
+    key = (*here, "f32" if single else "f64")
+    if key not in _BUILT:
+        _BUILT[key] = load(path, modes=(mode,), functions=[fn.__name__],
+                           precision="f32" if single else "f64")
+    compiled = getattr(_BUILT[key], fn.__name__)
     if len(args) != len(compiled.param_types):
         return compiled, args  # (the call says what is wrong)
-    if any(floats(a) and a.dtype == np.float32 and isinstance(t, ArrayType)
-           and t.elem.name == "f64" for a, t in zip(args, compiled.param_types)):
-        compiled = built("f32")
     return compiled, tuple(
         np.ascontiguousarray(a, dtype=NP_DTYPES[t.elem.name])
         if floats(a) and isinstance(t, ArrayType) and t.elem.is_float else a
