@@ -331,23 +331,33 @@ static int64_t adgen_fixed_nbdirs(void)
 #endif
 }
 
+#if defined(__linux__) && defined(__GLIBC__)
+extern int pthread_getattr_np(pthread_t, pthread_attr_t *);
+
+/* The low end of the calling thread's stack, read once per thread (0: not yet; 1: not
+   known): for the main thread glibc reads /proc/self/maps, about 0.5 ms. */
+static __thread uintptr_t adgen_stack_low;
+#endif
+
 /* Bytes of stack below this function's frame, of the calling thread's (-1: not known). */
 static int64_t adgen_stack_left(void)
 {
 #if defined(__linux__) && defined(__GLIBC__)
-    extern int pthread_getattr_np(pthread_t, pthread_attr_t *);
-    pthread_attr_t attr;
-    void *low;
-    size_t size;
     char here;
-    int found;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+    if (adgen_stack_low == 0) {
+        pthread_attr_t attr;
+        void *low;
+        size_t size;
+        adgen_stack_low = 1;
+        if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+            if (pthread_attr_getstack(&attr, &low, &size) == 0 && (uintptr_t)low > 1)
+                adgen_stack_low = (uintptr_t)low;
+            pthread_attr_destroy(&attr);
+        }
+    }
+    if (adgen_stack_low == 1 || (uintptr_t)&here < adgen_stack_low)
         return -1;
-    found = pthread_attr_getstack(&attr, &low, &size) == 0;
-    pthread_attr_destroy(&attr);
-    if (!found || (uintptr_t)&here < (uintptr_t)low)
-        return -1;
-    return (int64_t)((uintptr_t)&here - (uintptr_t)low);
+    return (int64_t)((uintptr_t)&here - adgen_stack_low);
 #else
     return -1;
 #endif
