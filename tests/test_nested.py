@@ -407,3 +407,8 @@ def test_the_gradient_of_a_function_of_arrays_in_a_kernel(tmp_path: Path, emulat
                                              r"\(grad\(e\) is taken inside a prange\) and is "
                                              r"called here on the host too"):
         adgen.load(host, modes=("reverse",), target="cuda", emulate=True)
+    # a function of scalars whose gradient a kernel takes stays a host function too
+    scalars = write(tmp_path, PRANGE + "\n\ndef host(x: f64, w: f64) -> f64:\n"
+                    "    return p(x, w) * 2.0\n", name="scalars")
+    m = adgen.load(scalars, modes=("reverse",), target="cuda", emulate=True)
+    assert m.host(0.5, 2.0) == pytest.approx(2 * m.p(0.5, 2.0)) and hasattr(m, "p")

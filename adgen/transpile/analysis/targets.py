@@ -24,10 +24,16 @@ HINT = "on the CUDA target arrays live on the device"
 
 def device_functions(module: Module, derivatives: bool = True) -> set[str]:
     """The functions called, directly or not, inside a prange; and with ``derivatives``
-    those whose derivative is (``grad(f)`` in a prange: ``f_grad`` computes it from copies
-    of ``f`` and its callees, and ``f``, which may index arrays anywhere, runs on the device
-    as a callee does)."""
-    taken = {spec.name: spec.callee for spec in module.nested.values()} if derivatives else {}
+    those whose derivative is taken there and that index arrays, directly or through calls
+    (``grad(f)`` in a prange: ``f_grad`` computes it from copies of ``f`` and its callees;
+    such an ``f`` cannot run on the host, so it runs on the device as a callee does; one of
+    scalars only stays a host function too)."""
+    taken: dict[str, str] = {}
+    if derivatives and module.nested:
+        indexing = {fn.name for fn in module.functions
+                    if any(isinstance(op, (Load, Store)) for op in fn.walk())}
+        taken = {spec.name: spec.callee for spec in module.nested.values()
+                 if reachable(module, [spec.callee]) & indexing}
     return reachable(module, [op.callee for fn in module.functions for loop in _pranges(fn)
                               for op in loop.walk() if isinstance(op, Call)],
                      lambda fn: calls(fn) + ([taken[fn.name]] if fn.name in taken else []))
