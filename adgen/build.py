@@ -453,9 +453,18 @@ def _discard(target: Path) -> None:
 #: them from every thread for the length of the build (a relative path another thread opened
 #: was the build directory's, what it wrote to stdout was lost in the compiler's capture).
 _CHILD_BUILD = """
-import json, sys
+import json, os, sys
 spec = json.load(sys.stdin)
+if sys.platform.startswith("linux"):  # ended with the build's parent (SIGTERM, SIGKILL)
+    try:
+        import ctypes, signal
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+    if os.getppid() != spec["parent"]:  # (it ended before that)
+        sys.exit(1)
 sys.path[:] = spec["path"]
+os.environ["LC_ALL"] = "C"  # the compiler's (not this interpreter's encodings: set now)
 import cffi
 ffi = cffi.FFI()
 ffi.cdef(spec["cdef"])
@@ -475,11 +484,13 @@ _CHILD_BUILD %= _FAILED
 
 
 def _child_environment() -> dict[str, str]:
-    """The build's environment: the C locale (its diagnostics say 'error:', which the
-    command line reads for exit code 3, whatever language the user's locale speaks:
-    'Fehler' under LANG=de_DE), and the paths of CFLAGS and CPPFLAGS made absolute
-    (distutils adds them to the compiler's words, run in cffi's directory)."""
-    env = os.environ | {"LC_ALL": "C"}
+    """The build's environment: its output in UTF-8, and the paths of CFLAGS and CPPFLAGS
+    made absolute (distutils adds them to the compiler's words, run in cffi's directory).
+    The compiler runs in the C locale (its diagnostics say 'error:', which the command line
+    reads for exit code 3, whatever language the user's locale speaks: 'Fehler' under
+    LANG=de_DE): ``_CHILD_BUILD`` sets it once the interpreter has its encodings, which
+    the C locale would make ASCII (a cache path with an accent failed)."""
+    env = os.environ | {"PYTHONIOENCODING": "utf-8"}
     for var in ("CFLAGS", "CPPFLAGS"):
         if var in os.environ:
             env[var] = shlex.join(absolute_paths(environment_words(var)))
@@ -514,7 +525,10 @@ def _compile(target: Path, modname: str, unit: Unit, cflags: tuple[str, ...],
             headers = "".join(f'#include "{f}"\n' for f in sorted(files) if f.endswith(".h")
                               and f != "adgen_runtime.h")
             spec = {
-                "path": [str(p) for p in sys.path], "modname": modname, "cdef": unit.cdef,
+                "parent": os.getpid(), "modname": modname, "cdef": unit.cdef,
+                # (made absolute: the build runs in its own directory; '' is this one)
+                "path": [os.path.abspath(p) if isinstance(p, str) else str(p)
+                         for p in sys.path],
                 "headers": headers, "sources": sources, "tmpdir": str(tmp),
                 # the directories of the @external C files first: a header of the user's named
                 # like a generated one is theirs (the copies include the generated ones by path)

@@ -4,6 +4,7 @@ other processes replacing entries, forks during a build, and what killed builds 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -310,3 +311,44 @@ def test_a_build_leaves_the_other_threads_alone(
     assert m.f(0.0) == 0.0
     assert len(seen) > 10 and all(s == (str(tmp_path), True) for s in seen)
     assert capfd.readouterr().out.count("tick") == len(seen)
+
+
+def test_a_build_in_a_cache_with_an_accent_under_the_c_locale(tmp_path: Path) -> None:
+    """The build's process ran in the C locale from its start: without UTF-8 mode its file
+    names were ASCII, and a cache directory named with an accent failed ('ascii' codec can't
+    encode character '\\xe8'). The compiler alone runs in the C locale."""
+    src = tmp_path / "acc.py"
+    src.write_text("def f(x: float) -> float:\n    return 3.0 * x\n")
+    env = {**os.environ, "PYTHONUTF8": "0", "ADGEN_CACHE_DIR": str(tmp_path / "cachè x")}
+    r = subprocess.run([sys.executable, "-c", "import sys, adgen; "
+                        "print(adgen.load(sys.argv[1], modes=()).f(2.0))", str(src)],
+                       capture_output=True, text=True, env=env, check=False)
+    assert r.returncode == 0 and r.stdout.split() == ["6.0"], r.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_the_build_ends_with_its_process(tmp_path: Path) -> None:
+    """A process killed (SIGTERM) while its build's process compiles: that one went on
+    starting compilers, orphaned; it now ends with its parent."""
+    import signal
+    slow = tmp_path / "slow.py"
+    slow.write_text("import math\n\n\ndef g(x: float) -> float:\n    s = 0.0\n" + "".join(
+        f"    s += math.sin(x * {k}.0) * math.exp(s * 0.01)\n" for k in range(1, 300))
+        + "    return s\n")
+    cache = tmp_path / "cache"
+    env = {**os.environ, "ADGEN_CACHE_DIR": str(cache)}
+    parent = subprocess.Popen([sys.executable, "-c", "import sys, adgen; "
+                               "adgen.load(sys.argv[1], modes=('reverse',))", str(slow)], env=env)
+    children: list[str] = []
+    deadline = time.monotonic() + 60
+    while not children and time.monotonic() < deadline and parent.poll() is None:
+        time.sleep(0.05)
+        with contextlib.suppress(OSError):
+            children = Path(f"/proc/{parent.pid}/task/{parent.pid}/children").read_text().split()
+    assert children, "the build's process was not seen"
+    parent.send_signal(signal.SIGTERM)
+    parent.wait(30)
+    deadline = time.monotonic() + 2  # (the build itself takes longer: the child was killed)
+    while time.monotonic() < deadline and any(Path(f"/proc/{c}").exists() for c in children):
+        time.sleep(0.05)
+    assert not any(Path(f"/proc/{c}").exists() for c in children)
