@@ -284,6 +284,8 @@ def float_array(value: Any, dtype: Any, label: str) -> np.ndarray:
     range (which the conversion makes inf) is an ``OverflowError`` naming ``label``, as it is
     for a scalar."""
     src = np.asarray(value)
+    if src.dtype == object:  # (Python ints beyond 64 bits: their floats, or OverflowError)
+        src = src.astype(np.float64)
     if dtype is np.float32 and src.dtype != np.float32 and src.size and \
             np.issubdtype(src.dtype, np.number):
         with np.errstate(invalid="ignore", over="ignore"):

@@ -113,7 +113,7 @@ def _compiled(fn: Any, mode: str, args: tuple[Any, ...]) -> tuple[Any, tuple[Any
     import os
 
     from .api import load, transpile
-    from .binding import NP_DTYPES
+    from .binding import NP_DTYPES, float_array
     from .transpile.ir.types import ArrayType
 
     path = inspect.getsourcefile(fn)
@@ -142,9 +142,9 @@ def _compiled(fn: Any, mode: str, args: tuple[Any, ...]) -> tuple[Any, tuple[Any
     if len(args) != len(compiled.param_types):
         return compiled, args  # (the call says what is wrong)
     return compiled, tuple(
-        np.ascontiguousarray(a, dtype=NP_DTYPES[t.elem.name])
+        float_array(a, NP_DTYPES[t.elem.name], f"{fn.__name__}: argument '{name}'")
         if floats(a) and isinstance(t, ArrayType) and t.elem.is_float else a
-        for a, t in zip(args, compiled.param_types))
+        for a, t, name in zip(args, compiled.param_types, compiled.param_names))
 
 
 def external(source: str, *, name: str, tangent: str | None = None,

@@ -289,6 +289,7 @@ def test_an_array_value_beyond_single_precision_is_refused(tmp_path: Path) -> No
     x = np.array([1.0, 2.0, 3.0], np.float32)
     cases = [
         (lambda: m.tot.jvp((x,), (np.array([1.0, 1e39, 0.0]),)), "tot: the tangent of 'x'"),
+        (lambda: m.tot.jvp((x,), ([1, 10 ** 39, 0],)), "tot: the tangent of 'x'"),  # (ints)
         (lambda: m.tot.jvp_vec((x,), (np.full((3, 2), -1e39),)), "tot: the tangent of 'x'"),
         (lambda: m.tot.vjp_vec((x,), np.full(2, 1e39)), "tot.vjp_vec: the adjoint of 'return'"),
         (lambda: m.sq.vjp((x, np.zeros(3, np.float32)), None,
