@@ -20,11 +20,10 @@ C of an f32 build then has (``--precision f32``, or ``f32`` annotations).
 from __future__ import annotations
 
 import math
-import struct
 
 from ..frontend.diagnostics import Warning_
 from ..ir.core import NOWHERE, Cast, Const, Loc, Module, Prim
-from ..ir.types import ScalarType
+from ..ir.types import ScalarType, single
 from .activity import ModuleActivity
 
 SPELLING = {"floor": "floor", "ifloor": "math.floor", "ceil": "ceil", "iceil": "math.ceil",
@@ -88,15 +87,12 @@ def single_precision_constants(module: Module) -> list[Warning_]:
             value = float(op.value)
             if not math.isfinite(value) or value == 0.0:
                 continue
-            try:
-                single = struct.unpack("f", struct.pack("f", value))[0]
-            except OverflowError:
-                single = math.inf
+            rounded = single(value)
             sign = "-" if value < 0 else ""
-            if math.isinf(single):
+            if math.isinf(rounded):
                 why = f"{sign}inf in single precision (f32): beyond its range (write " \
                       f"{sign}math.inf"
-            elif single == 0.0:
+            elif rounded == 0.0:
                 why = f"{sign}0 in single precision (f32): below its smallest value (write " \
                       f"{sign}0.0"
             else:

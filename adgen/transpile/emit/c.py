@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-import struct
 import textwrap
 from dataclasses import dataclass
 
@@ -19,7 +18,7 @@ from ..ir.core import (
     Op, Pop, Prim, Push, Region, Return, Store, Value, While, Yield, Zeros,
 )
 from ..ir.prims import PRIMS
-from ..ir.types import ArrayType, ScalarType, Type, VecType, elem_of
+from ..ir.types import ArrayType, ScalarType, Type, VecType, elem_of, single
 from .signature import CSignature
 from .variables import Var, Variables, constant_branch, filling, pushing
 from ..frontend.diagnostics import AdgenError
@@ -101,11 +100,8 @@ class _Expr:
 def c_float(value: float, t: ScalarType) -> str:
     if value != value:
         return "NAN"
-    if t.name == "f32" and value != 0.0:  # what the f32 literal is: C's warnings say so
-        try:
-            value32 = struct.unpack("f", struct.pack("f", value))[0]
-        except OverflowError:  # beyond FLT_MAX ("floating constant exceeds range of 'float'")
-            value32 = math.copysign(math.inf, value)
+    if t.name == "f32" and value != 0.0:  # what the f32 literal is (lint warns of it)
+        value32 = single(value)
         if value32 == 0.0:  # below the smallest subnormal ("truncated to zero")
             return "-0.0f" if value < 0 else "0.0f"
         value = value if math.isfinite(value32) else value32
@@ -485,7 +481,9 @@ class FunctionEmitter(Variables):
     def op_Pop(self, op: Pop, depth: int) -> None:
         v = op.results[0]
         slot = self.block_slots.get(op)
-        unused = not self.uses.get(v)  # (the tangent of a value the reverse sweep reads)
+        # (a value nothing reads: the tangent that an hvp tapes beside a value whose adjoint
+        # does not depend on it)
+        unused = not self.uses.get(v)
         if slot is not None:
             if not unused:  # (the block's pop takes its bytes)
                 block, at = slot

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import struct
 from dataclasses import dataclass
 
 
@@ -84,3 +86,12 @@ def promote(a: ScalarType, b: ScalarType) -> ScalarType:
     if b.is_float:
         return b
     return a if order.index(a.name) >= order.index(b.name) else b
+
+
+def single(value: float) -> float:
+    """The float32 that ``value`` rounds to, as a double: inf beyond single precision's
+    range, 0 below its smallest subnormal (what an f32 build's C has for the constant)."""
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:  # (beyond FLT_MAX and half its last place)
+        return math.copysign(math.inf, value)
