@@ -94,6 +94,41 @@ def forced_files(cflags: Sequence[str]) -> list[str]:
     return _prerequisites(words, os.devnull)
 
 
+#: nvcc's options that decide which files its preprocessor reads (long and short names), and
+#: gcc's spelling of each; nvcc takes their values as the next word, after "=", or joined
+#: (-Idir), and several at once separated by commas
+NVCC_PREPROCESSOR_OPTIONS = {
+    "--pre-include": "-include", "-include": "-include", "--include-path": "-I", "-I": "-I",
+    "--system-include": "-isystem", "-isystem": "-isystem", "--define-macro": "-D", "-D": "-D",
+    "--undefine-macro": "-U", "-U": "-U"}
+
+
+def nvcc_forced_files(flags: Sequence[str]) -> list[str]:
+    """``forced_files`` of a CUDA build: the files that nvcc's ``-include`` (``--pre-include``)
+    put into every file, and the files those include, found by ``gcc -MM`` with nvcc's
+    include paths and macros.  (nvcc reads neither CFLAGS nor CPPFLAGS.)"""
+    words: list[str] = []
+    k = 0
+    while k < len(flags):
+        word = flags[k]
+        k += 1
+        name, equals, value = word.partition("=")
+        if name not in NVCC_PREPROCESSOR_OPTIONS:
+            name, value = word[:2], word[2:]  # -Idir, -DNAME=1
+            if name not in ("-I", "-D", "-U") or not value:
+                continue
+        elif not equals:
+            if k == len(flags):
+                continue
+            value = flags[k]
+            k += 1
+        for part in value.split(","):
+            words += [NVCC_PREPROCESSOR_OPTIONS[name], part]
+    if "-include" not in words:
+        return []
+    return _prerequisites(words, os.devnull)
+
+
 def _build_words(cflags: Sequence[str]) -> list[str]:
     """The compiler's flags in a build: distutils puts CFLAGS and CPPFLAGS of the
     environment before adgen's."""
@@ -347,7 +382,8 @@ def _build_cuda(name: str, unit: Unit, flags: tuple[str, ...]) -> SimpleNamespac
 
 
 def cuda_library_path(name: str, unit: Unit, flags: tuple[str, ...]) -> Path:
-    key = _key(name, unit, ("nvcc", compiler_version("nvcc"), runtime_cuda_header(), *flags))
+    key = _key(name, unit, ("nvcc", compiler_version("nvcc"), runtime_cuda_header(), *flags),
+               _texts(nvcc_forced_files(flags)))
     return cache_root() / key / f"libadgen_{name}_{key}.so"
 
 

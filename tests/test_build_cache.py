@@ -174,6 +174,32 @@ def test_an_edited_file_of_an_include_option_is_another_build(
     assert fixed()[0] == 4
 
 
+def test_an_edited_file_of_nvcc_include_is_another_cuda_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CUDA build's key hashes the files nvcc's -include (--pre-include) names and those
+    they include, found with nvcc's -I and -D: it hashed none, and an edited header loaded
+    the library built from its old text."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "conf.h").write_text('#ifdef WIDE\n#include "nb.h"\n#endif\n')
+    (tmp_path / "inc" / "nb.h").write_text("#define ADGEN_NBDIRS 2\n")
+    unit = build.Unit(files={"k.cu": "int k(void) { return 0; }\n"}, cdef="int k(void);")
+
+    def path(*flags: str) -> Path:
+        return build.cuda_library_path("k", unit, ("-O3", *flags))
+
+    spellings = [("-Iinc", "-DWIDE", "-include", "conf.h"),
+                 ("--include-path=inc", "--define-macro", "WIDE", "--pre-include=conf.h"),
+                 ("-I", "inc", "-DOTHER,WIDE", "-include=conf.h")]
+    before = [path(*flags) for flags in spellings]
+    narrow = path("-Iinc", "-include", "conf.h")  # (nb.h is not read without WIDE)
+    (tmp_path / "inc" / "nb.h").write_text("#define ADGEN_NBDIRS 3\n")
+    after = [path(*flags) for flags in spellings]
+    assert all(a != b for a, b in zip(after, before, strict=True))
+    assert path("-Iinc", "-include", "conf.h") == narrow
+    assert build.nvcc_forced_files(["-O3", "-arch=sm_90"]) == []
+
+
 def test_paths_of_flags_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "conf.h").write_text("")
