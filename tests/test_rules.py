@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import adgen
+from adgen.api import transpile
 from adgen.transpile.ad.rules import NON_DIFFERENTIABLE, RULES
 from adgen.transpile.ir.prims import INTRINSICS, PRIMS
 
@@ -93,3 +94,28 @@ def test_a_power_of_zero_has_no_nan_in_its_tangent(tmp_path: Path) -> None:
     assert list(tangents) == [2.0, 0.0]
     value, tangent = m.pw.jvp((2.0, 2.5), (1.0, 0.5))  # a > 0: as before
     assert tangent == pytest.approx(2.5 * 2.0 ** 1.5 + 0.5 * 2.0 ** 2.5 * 0.6931471805599453 + 2.0)
+
+
+def test_a_power_with_a_zero_exponent_has_a_zero_derivative_at_zero(tmp_path: Path) -> None:
+    """d/da a^b = b a^(b-1) is 0 for b = 0 (a^0 is 1 everywhere), not 0 * 0^-1 = 0 * inf =
+    NaN at a = 0: x ** n of an integer n = 0 at x = 0 had a NaN derivative in every mode,
+    and so had the second derivative of x ** 1 (its first is 1 * x^0), and adgen.check
+    failed there."""
+    path = tmp_path / "pz.py"
+    path.write_text("import math\n\n\ndef pwi(x: float, n: int) -> float:\n    return x ** n\n\n\n"
+                    "def pf(x: float) -> float:\n    return math.pow(x, 1.0)\n")
+    m = adgen.load(str(path), modes=("forward", "vector-forward", "reverse", "hvp"))
+    assert m.pwi.jvp((0.0, 0), (1.0, None)) == (1.0, 0.0)
+    assert list(m.pwi.jvp_vec((0.0, 0), ([1.0, 2.0], None))[1]) == [0.0, 0.0]
+    assert m.pwi.vjp((0.0, 0), 1.0) == (1.0, (0.0, None))
+    assert m.pwi.hvp((0.0, 1), (1.0, None)) == (0.0, None)
+    assert m.pf.hvp((0.0,), (1.0,)) == (0.0,)
+    assert m.pwi.jvp((2.0, 3), (1.0, None)) == (8.0, 12.0)  # (elsewhere as before)
+    report = adgen.check(str(path), modes=("forward", "reverse", "hvp"),
+                         args={"pwi": (0.0, 0), "pf": (0.0,)})
+    assert report.ok, report.table()
+    # a constant exponent's test is folded away, in both precisions
+    for precision in ("f64", "f32"):
+        text = transpile(str(path), ["forward"], precision=precision).outputs[
+            "forward"].source.text  # type: ignore[attr-defined]
+        assert "false ?" not in text and "1.0f == 0.0f" not in text, text

@@ -15,8 +15,8 @@ import math
 
 from ..frontend.diagnostics import AdgenError
 from ..ir.core import Cast, Const, Function, If, Op, Prim, Region, Value, Yield
-from ..ir.prims import PRIMS
-from ..ir.types import ScalarType, VecType
+from ..ir.prims import COMPARISONS, PRIMS
+from ..ir.types import ScalarType, VecType, single
 from ..ir.walk import substitute
 
 INT64 = (-(2**63), 2**63 - 1)
@@ -35,7 +35,11 @@ def _fold_prim(op: Prim) -> float | int | bool | None:
     if any(a is None for a in args):
         return None
     if any(isinstance(v.type, ScalarType) and v.type.name in ("f32", "i32") for v in op.operands):
-        return None
+        if op.prim not in COMPARISONS:
+            return None
+        # a comparison is exact in any precision, of the values the C has for the constants
+        args = [single(a) if isinstance(v.type, ScalarType) and v.type.name == "f32" else a
+                for a, v in zip(args, op.operands, strict=True)]
     try:
         r = p.fold(*args)
     except (ArithmeticError, ValueError):
@@ -61,9 +65,11 @@ def _fold_prim(op: Prim) -> float | int | bool | None:
 
 def _identity(op: Prim) -> Value | None:
     """``x * 1``, ``1 * x``, ``x - 0``, ``x + 0`` and ``(x + c) - c`` for integers, ``select`` on
-    equal arms."""
+    equal arms or a constant condition."""
     if op.prim == "select" and op.operands[1] is op.operands[2]:
         return op.operands[1]
+    if op.prim == "select" and isinstance(_const(op.operands[0]), bool):
+        return op.operands[1] if _const(op.operands[0]) else op.operands[2]
     inner = op.operands[0].owner
     if op.prim in ("neg", "not") and isinstance(inner, Prim) and inner.prim == op.prim:
         return inner.operands[0]  # -(-x) is x exactly; not not b is b
