@@ -279,13 +279,21 @@ def check_scalar(name: str, value: Any, t: Type, what: str = "argument",
     return out
 
 
-def float_array(value: Any, dtype: Any, label: str) -> np.ndarray:
-    """``value`` as a C-contiguous array of ``dtype``; for float32, a finite value beyond its
-    range (which the conversion makes inf) is an ``OverflowError`` naming ``label``, as it is
-    for a scalar."""
+def float_array(value: Any, dtype: Any, label: str, copy: bool = False) -> np.ndarray:
+    """``value`` as a C-contiguous array of ``dtype`` (a new one when ``copy``); for float32,
+    a finite value beyond its range (which the conversion makes inf) is an ``OverflowError``
+    naming ``label``, as it is for a scalar; values that are not numbers are a ``TypeError``
+    naming it."""
     src = np.asarray(value)
+    if not (np.issubdtype(src.dtype, np.number) or src.dtype in (np.bool_, object)):
+        raise TypeError(f"{label} must hold numbers, not {_what(value)}")
     if src.dtype == object:  # (Python ints beyond 64 bits: their floats, or OverflowError)
-        src = src.astype(np.float64)
+        try:  # (NumPy makes None NaN)
+            if any(v is None for v in src.flat):
+                raise TypeError
+            src = src.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{label} must hold numbers, not {_what(value)}") from None
     if dtype is np.float32 and src.dtype != np.float32 and src.size and \
             np.issubdtype(src.dtype, np.number):
         with np.errstate(invalid="ignore", over="ignore"):
@@ -293,7 +301,15 @@ def float_array(value: Any, dtype: Any, label: str) -> np.ndarray:
         if big.any():
             raise OverflowError(f"{label} holds {float(src[big].flat[0])!r}, which does not "
                                 "fit a float (f32)")
+    if copy:
+        return np.array(src, dtype=dtype, order="C")
     return np.ascontiguousarray(src, dtype=dtype)
+
+
+def _what(value: Any) -> str:
+    """What a value that is not numbers is, for a message."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"a {type(value).__name__}"
 
 
 def _shown(value: int) -> str:
@@ -717,10 +733,12 @@ class AdgenFunction:
                 values[tname] = 0.0 if tan is None else check_scalar(tname, tan, t, "tangent",
                                                                      self.name)
                 continue
+            given = np.shape(tan)
             tan = np.zeros(shape, dtype=NP_DTYPES[elem.name]) if tan is None else \
-                np.array(tan, dtype=NP_DTYPES[elem.name], order="C")  # a copy: never written
+                float_array(tan, NP_DTYPES[elem.name],  # a copy: never written
+                            f"{self.name}: the tangent of '{name}'", copy=True)
             if tan.shape != shape:
-                raise ValueError(f"tangent of '{name}' must have shape {shape}, got {tan.shape}")
+                raise ValueError(f"tangent of '{name}' must have shape {shape}, got {given}")
             values[tname] = tan
         # the tangents of the adjoint arrays: zero, incremented by f_b_d
         adjoint_named = {p: a for a, p in fn.adjoint_of.items()}

@@ -541,7 +541,9 @@ def use_sources(t: Any, sources: Sequence[str]) -> None:
             raise UsageError(f"{src}: not a file this module generates for the modes checked "
                              f"({', '.join(sorted(by_name))})")
         try:
-            with open(src, encoding="utf-8") as f:
+            # (any bytes, as the compiler reads them: an accent in a comment in Latin-1 was a
+            # UnicodeDecodeError; the build writes the text back with the same errors)
+            with open(src, encoding="utf-8", errors="surrogateescape") as f:
                 by_name[name].source.text = f.read()
         except OSError as exc:
             raise UsageError(f"cannot read {src}: {exc.strerror}") from None

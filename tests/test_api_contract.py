@@ -284,11 +284,14 @@ def test_an_array_value_beyond_single_precision_is_refused(tmp_path: Path) -> No
                              "    return s\n\n\n"
                              "def sq(x: Array[f64], y: Array[f64]) -> None:\n"
                              "    for i in range(len(x)):\n        y[i] = x[i] * x[i]\n")
-    m = adgen.load(path, modes=("forward", "reverse", "vector-forward", "vector-reverse"),
-                   precision="f32")
+    m = adgen.load(path, modes=("forward", "reverse", "vector-forward", "vector-reverse",
+                                "hvp", "vector-hvp"), precision="f32")
     x = np.array([1.0, 2.0, 3.0], np.float32)
     cases = [
         (lambda: m.tot.jvp((x,), (np.array([1.0, 1e39, 0.0]),)), "tot: the tangent of 'x'"),
+        # (hvp's tangents were converted on their own: inf and NaN in the results)
+        (lambda: m.tot.hvp((x,), (np.array([1.0, 1e39, 0.0]),)), "tot: the tangent of 'x'"),
+        (lambda: m.tot.hvp_vec((x,), (np.full((3, 2), 1e39),)), "tot: the tangent of 'x'"),
         (lambda: m.tot.jvp((x,), ([1, 10 ** 39, 0],)), "tot: the tangent of 'x'"),  # (ints)
         (lambda: m.tot.jvp_vec((x,), (np.full((3, 2), -1e39),)), "tot: the tangent of 'x'"),
         (lambda: m.tot.vjp_vec((x,), np.full(2, 1e39)), "tot.vjp_vec: the adjoint of 'return'"),
@@ -302,6 +305,25 @@ def test_an_array_value_beyond_single_precision_is_refused(tmp_path: Path) -> No
     # inf itself, and values that round to FLT_MAX, pass
     value, tangent = m.tot.jvp((x,), (np.array([np.inf, 3.4028235e38, 0.0]),))
     assert value == 14.0 and tangent == np.inf
+    assert list(m.tot.hvp((x,), (np.array([1.0, 0.0, 2.0]),))[0]) == [2.0, 0.0, 4.0]
+
+
+def test_a_tangent_that_does_not_hold_numbers_is_named(tmp_path: Path) -> None:
+    """A tangent of strings was NumPy's "could not convert string to float: 'abc'", which
+    named no argument."""
+    path = _module(tmp_path, "from adgen import Array, f64\n\n\n"
+                             "def tot(x: Array[f64], s: float) -> float:\n    t = 0.0\n"
+                             "    for i in range(len(x)):\n        t += x[i] * x[i] * s\n"
+                             "    return t\n")
+    m = adgen.load(path, modes=("forward", "vector-forward", "hvp"))
+    x = np.ones(3)
+    for call, label in [(lambda: m.tot.jvp((x, 1.0), ("abc", None)), "tot: the tangent of 'x'"),
+                        (lambda: m.tot.hvp((x, 1.0), ([None, 1.0, 2.0], None)),
+                         "tot: the tangent of 'x'"),
+                        (lambda: m.tot.jvp_vec((x, 1.0), (None, ["q", 1.0])),
+                         "tot: the tangent of 's'")]:
+        with pytest.raises(TypeError, match=label + " must hold numbers, not "):
+            call()
 
 
 def test_openmp_on_the_cuda_target_is_refused(tmp_path: Path) -> None:

@@ -72,6 +72,21 @@ def test_source_that_does_not_compile_exits_2(tmp_path: Path, action: str) -> No
     assert edited.read_text() == "garbage here\n"
 
 
+@pytest.mark.parametrize("action", ["--build", "--check"])
+def test_a_source_that_is_not_utf8_is_compiled(tmp_path: Path, action: str) -> None:
+    """A hand-edited file with a Latin-1 comment (gcc reads any bytes) was an internal error,
+    exit 3 (UnicodeDecodeError)."""
+    out = tmp_path / "out"
+    r = run_cli(str(ROSEN), "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    edited = tmp_path / "mine" / "rosenbrock_d.c"
+    edited.parent.mkdir()
+    edited.write_bytes(b"/* r\xe9sum\xe9: edited */\n" + (out / "rosenbrock_d.c").read_bytes())
+    r = run_cli(str(ROSEN), action, "--source", str(edited), "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    assert edited.read_bytes().startswith(b"/* r\xe9sum\xe9")
+
+
 def test_a_file_that_cannot_be_written_leaves_every_output_as_it_was(tmp_path: Path) -> None:
     out = tmp_path / "gen"
     out.mkdir()
