@@ -231,6 +231,52 @@ CASES = [
         def f(g: float, a: float) -> float:
             return g(a) + a
         """), 5, 12, "'g' is a variable here, not a function", (4, 7, "bound here")),
+    # (CPython reads a name assigned anywhere in a function as its local in all of it)
+    ("call of a name assigned later in the function", module("""
+        def f(x: float) -> float:
+            n = abs(x)
+            abs = 3.0
+            return n * abs
+        """), 2, 9, "'abs' is assigned in this function, which makes it a local variable in "
+                    "all of the function (as in Python), not a function (rename the variable)",
+     None),
+    ("a parameter named like a module", module("""
+        import math
+
+        def f(x: float, math: float) -> float:
+            return math.sin(x)
+        """), 4, 12, "'math' is a parameter, which makes it a local variable in all of the "
+                     "function (as in Python), not the module math", None),
+    ("an imported constant assigned later in the function", module("""
+        from math import pi
+
+        def f(x: float) -> float:
+            y = pi * x
+            pi = 3.0
+            return y * pi
+        """), 4, 9, "'pi' is assigned in this function, which makes it a local variable in "
+                    "all of the function (as in Python), not the imported 'pi'", None),
+    ("call of a module constant named like a builtin", module("""
+        abs = 2.0
+
+        def f(x: float) -> float:
+            return abs(x)
+        """), 4, 12, "'abs' is a module constant, not a function (rename the constant)",
+     (1, 1, "defined here")),
+    ("module constant named like a function", module("""
+        def f(x: float) -> float:
+            return x
+
+        f = 3.0
+        """), 4, 1, "'f' is a function of this module and cannot be a module constant too",
+     None),
+    ("module constant named like an import", module("""
+        import math
+        math = 2.0
+
+        def f(x: float) -> float:
+            return x
+        """), 2, 1, "'math' is imported and cannot be a module constant too", None),
     ("function named like a derivative", module("""
         def f(x: float) -> float:
             return x

@@ -10,6 +10,8 @@ division), as Python does.
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -212,10 +214,31 @@ class ExpressionLowering:
                                    "return and unpacking assignments)")
         raise self.error(node, f"this expression is not supported ({type(node).__name__})")
 
+    @functools.cached_property
+    def local_names(self) -> set[str]:
+        """The names Python makes local to this function: its parameters and every name it
+        assigns, anywhere in its body (a use before the assignment is UnboundLocalError, not
+        the module's name or the builtin)."""
+        from .lower import assigned_names
+        return {p.name for p in self.sig.params} | assigned_names(self.sig.node.body)
+
+    def not_a_local(self, node: cst.Name, what: str) -> None:
+        """Refuse ``node`` as ``what`` (a function, a module, an imported name) where Python
+        reads it as a local variable of this function."""
+        name = node.value
+        if name in self.local_names:
+            kind = "a parameter" if any(p.name == name for p in self.sig.params) else \
+                "assigned in this function"
+            raise self.error(node, f"'{name}' is {kind}, which makes it a local variable in all "
+                                   f"of the function (as in Python), not {what} (rename the "
+                                   "variable)")
+
     def name_value(self, node: cst.Name) -> Value:
         name = node.value
         if name in self.env:
             return self.env[name]
+        if name in self.scope.imported:
+            self.not_a_local(node, f"the imported '{name}'")
         if name in ("True", "False"):
             return self.at(node).const(name == "True", BOOL)
         if name == "None":
@@ -243,6 +266,7 @@ class ExpressionLowering:
         if isinstance(node.value, cst.Name):
             mod = self.scope.modules.get(node.value.value)
             if mod is not None:
+                self.not_a_local(node.value, f"the module {mod}")
                 key = (mod, node.attr.value)
                 if key in CONSTANTS:
                     return self.literal(node, CONSTANTS[key])
@@ -548,14 +572,20 @@ class ExpressionLowering:
                 raise self.error(func, f"'{func.value}' is a variable here, not a function (it "
                                        "shadows the function of that name; rename the variable)",
                                  [Note(self.bindings[func.value].loc, "bound here")])
+            self.not_a_local(func, "a function")
             if func.value in self.scope.functions:
                 return None
+            if func.value in self.scope.constants:
+                raise self.error(func, f"'{func.value}' is a module constant, not a function "
+                                       "(rename the constant)",
+                                 [Note(self.scope.constants[func.value].loc, "defined here")])
             if func.value in self.scope.imported:
                 return self.scope.imported[func.value]
             return ("", func.value)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             mod = self.scope.modules.get(func.value.value)
             if mod is not None:
+                self.not_a_local(func.value, f"the module {mod}")
                 return (mod, func.attr.value)
             self.not_through_adgen(func)
         raise self.error(func, "calling this is not supported (only module functions, math/numpy "

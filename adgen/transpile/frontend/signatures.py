@@ -184,6 +184,12 @@ class ScopeReader:
             target = node.target
             value_node = node.value
         name = target.value
+        if name in self._later_functions:
+            raise self.error(target, f"'{name}' is a function of this module and cannot be a "
+                                     "module constant too (use another name)")
+        if name in self.scope.modules or name in self.scope.imported:
+            raise self.error(target, f"'{name}' is imported and cannot be a module constant too "
+                                     "(use another name)")
         if name in self.scope.constants:
             prev = self.scope.constants[name]
             from .diagnostics import Note
