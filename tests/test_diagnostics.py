@@ -2384,3 +2384,24 @@ def test_a_negative_module_constant_to_an_infinite_power_is_no_error(tmp_path: P
                     "def f(x: float) -> float:\n    return x * NEG ** BIG\n")
     m = adgen.load(str(path), modes=())
     assert m.f(2.0) == 2.0 * (-8.0) ** math.inf == math.inf
+
+
+def test_the_caret_is_under_the_column_after_wide_characters(tmp_path: Path) -> None:
+    """A wide character (漢) takes two columns on a terminal, a combining mark none: the
+    caret stood two columns left of 'yy' after 漢字."""
+    from adgen.transpile.frontend.diagnostics import format_message
+    from adgen.transpile.ir.core import Loc
+    for line, col, pad in (("    漢字 = x * yy", 14, 4 + 13 + 2),
+                           ("    e\u0301 = x * yy", 14, 4 + 13 - 1),
+                           ("\tz = x * yy", 10, 4 + 9)):
+        text = format_message("error", Loc("m.py", 1, col), "unknown name 'yy'", [line + "\n"])
+        caret = text.splitlines()[2]
+        assert caret == " " * pad + "^", (line, text)
+
+
+def test_a_null_byte_is_located(tmp_path: Path) -> None:
+    """CPython names no line for a null byte: it was reported at 1:1 wherever it was."""
+    proc, path, _ = _run(tmp_path, "def f(x: float) -> float:\n    return x\0 * 2.0\n")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"{path}:2:13: error: invalid syntax: source code string "
+                                  "cannot contain null bytes"), proc.stderr

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from ..ir.core import Loc
@@ -60,7 +61,14 @@ def _excerpt(loc: Loc, lines: list[str]) -> str:
     if not (1 <= loc.line <= len(lines)):
         return ""
     text = lines[loc.line - 1].rstrip("\n").expandtabs(1)
-    return f"    {text}\n    {' ' * max(loc.col - 1, 0)}^\n"
+    return f"    {text}\n    {' ' * _width(text[:max(loc.col - 1, 0)])}^\n"
+
+
+def _width(text: str) -> int:
+    """The columns ``text`` takes on a terminal: two for a wide character (East Asian wide
+    and full-width: 漢), none for a combining mark, one for the others."""
+    return sum(0 if unicodedata.combining(ch) else
+               2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def format_message(kind: str, loc: Loc, message: str, lines: list[str]) -> str:

@@ -133,17 +133,26 @@ def check_python_syntax(display: str, source: str) -> None:
             warnings.simplefilter("ignore")
             compile(source, display, "exec", dont_inherit=True)
     except SyntaxError as exc:  # includes IndentationError and TabError
-        line, col = exc.lineno or 1, exc.offset or 1
+        line, col = (exc.lineno, exc.offset or 1) if exc.lineno else _null_byte(source)
         raise AdgenError(Loc(display, line, max(col, 1)),
                          f"invalid syntax: {exc.msg} (an adgen module must be valid Python)"
                          ) from None
     except ValueError as exc:  # e.g. null bytes (a SyntaxError from Python 3.12)
-        raise AdgenError(Loc(display, 1, 1),
+        raise AdgenError(Loc(display, *_null_byte(source)),
                          f"invalid syntax: {exc} (an adgen module must be valid Python)") from None
     except (RecursionError, MemoryError):  # CPython's compiler gives up on deep nesting
         raise too_deep(display, source) from None
     finally:
         sys.setrecursionlimit(limit)
+
+
+def _null_byte(source: str) -> tuple[int, int]:
+    """The line and column of the first null byte of ``source`` (CPython names none), else
+    the first line's first column."""
+    if "\0" not in source:
+        return 1, 1
+    before = source[:source.index("\0")]
+    return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
 
 
 #: sys.getrecursionlimit() in a CPython that has not changed it
