@@ -335,8 +335,8 @@ def check_reverse(module: Module, needs: set[str], vector: bool) -> None:
                                        "a function with loops or calls) (use forward mode "
                                        "outside)")
         raise AdgenError(spec.loc, f"vector reverse mode through {_spelled(spec)} is not "
-                                   f"supported: {spec.callee}'s adjoint keeps a tape (values of "
-                                   f"its loops) (use jvp({spec.callee}, ...) inside, or scalar "
+                                   f"supported: {spec.callee}'s adjoint keeps a tape (values its "
+                                   f"loops or calls save) (use jvp({spec.callee}, ...) inside, or scalar "
                                    "reverse or forward mode outside)")
 
 
