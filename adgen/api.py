@@ -70,6 +70,13 @@ def module_path(path: Any) -> str:
     return path
 
 
+def check_bools(**options: Any) -> None:
+    """Options that are True or False (a string such as "yes" was taken as true)."""
+    for name, value in options.items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be True or False, not {value!r}")
+
+
 def flag_list(cflags: Any) -> list[str] | None:
     """``cflags`` as a list of compiler flags; a string is refused, not split."""
     if isinstance(cflags, str):
@@ -171,6 +178,7 @@ def transpile(path: str, modes: Sequence[str] = ("primal", "forward"), *,
                              f"for every function)")
     if target not in ("c", "cuda"):
         raise UsageError(f"unknown target '{target}' (choose c or cuda)")
+    check_bools(debug=debug, dump_all=dump_all)
     functions = option_list(functions, "functions", comma=True)
     wrt = option_list(wrt, "wrt", comma=True)
     of = option_list(of, "of", comma=True)
@@ -262,6 +270,7 @@ def load(path: str, modes: Sequence[str] = ("primal", "forward"), target: str = 
     path = module_path(path)
     modes = list(dict.fromkeys(["primal", *check_modes(modes)]))
     cflags = flag_list(cflags)
+    check_bools(debug=debug, openmp=openmp, emulate=emulate, werror=werror)
     check_target_options(target, emulate, arch, openmp)
     try:
         t = transpile(path, modes, functions=functions, wrt=wrt, of=of, head=head,

@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 
 from .api import (
-    DEFAULT_CHECK_MODES, bind, check_modes, check_target_options, flag_list, option_list, transpile,
+    DEFAULT_CHECK_MODES, bind, check_bools, check_modes, check_target_options, flag_list,
+    option_list, transpile,
 )
 from .binding import NP_DTYPES, AdgenFunction
 from .build import compiler_flags, nvcc_flags
@@ -606,6 +607,7 @@ def run_checks(path: str, modes: Sequence[str] = DEFAULT_CHECK_MODES, *,
         raise UsageError(f"seed must be a non-negative integer, not {seed!r}")
     functions = option_list(functions, "functions", comma=True)
     cflags = flag_list(cflags)
+    check_bools(openmp=openmp, emulate=emulate)
     check_target_options(target, emulate, arch, openmp)
     if target == "cuda" and default:  # (asked for, the transpiler refuses them)
         modes = [m for m in modes if not m.startswith("vector-")]

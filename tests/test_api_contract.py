@@ -229,6 +229,20 @@ def test_load_options_given_as_one_string(tmp_path: Path) -> None:
                                                             "tangent vs finite differences"]
 
 
+def test_options_that_are_true_or_false_are_checked(tmp_path: Path) -> None:
+    """debug="yes" was taken as true (a debug build), openmp=1 too."""
+    path = _module(tmp_path, BINDING, "bools")
+    for call, name, value in [(lambda: adgen.load(path, debug="yes"), "debug", "'yes'"),
+                              (lambda: adgen.load(path, werror=None), "werror", "None"),
+                              (lambda: adgen.load(path, openmp=1), "openmp", "1"),
+                              (lambda: adgen.check(path, openmp="no"), "openmp", "'no'"),
+                              (lambda: adgen.check(path, debug=0), "debug", "0"),
+                              (lambda: transpile(path, ["primal"], debug="x"), "debug",
+                               "'x'")]:
+        with pytest.raises(TypeError, match=f"^{name} must be True or False, not {value}$"):
+            call()
+
+
 @pytest.mark.parametrize("options, message", [
     ({"emulate": True}, "emulate applies to target='cuda' (target is 'c')"),
     ({"arch": "sm_80"}, "arch applies to target='cuda' (target is 'c')"),
