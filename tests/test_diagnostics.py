@@ -256,6 +256,15 @@ CASES = [
             return y * pi
         """), 4, 9, "'pi' is assigned in this function, which makes it a local variable in "
                     "all of the function (as in Python), not the imported 'pi'", None),
+    ("division by a constant zero", module("""
+        ZERO = 0.0
+
+        def f(x: float, n: int) -> float:
+            y = x / ZERO
+            y += n % 0
+            return y
+        """), 4, 13, "division by the constant zero (CPython raises ZeroDivisionError here)",
+     None),
     ("call of a module constant named like a builtin", module("""
         abs = 2.0
 

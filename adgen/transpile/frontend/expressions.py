@@ -392,6 +392,10 @@ class ExpressionLowering:
                 raise self.error(node, "division by zero in a constant expression (divide by a "
                                        "nonzero value)") from None
             return self.literal(node, folded)
+        if op in ("div", "floordiv", "mod") and self.const_value(b) == 0 and \
+                not isinstance(self.const_value(b), bool):
+            raise self.error(right_node or node, "division by the constant zero (CPython raises "
+                                                 "ZeroDivisionError here)")
         return bld.prim(op, a, b)
 
     def power(self, node: cst.CSTNode, a: Value, b: Value, right: cst.CSTNode) -> Value:

@@ -313,13 +313,13 @@ class FunctionLowering(ExpressionLowering):
         if isinstance(node.target, cst.Name):
             current = self.name_value(node.target)
             rhs = self.expr(node.value)
-            result = self.binary(node, opname, current, rhs)
+            result = self.binary(node, opname, current, rhs, right_node=node.value)
             self.bind(node.target, node.target.value, result)
         elif isinstance(node.target, cst.Subscript):
             array, indices = self.subscript_parts(node.target)
             current = self.at(node.target).load(array, indices)
             rhs = self.expr(node.value)
-            result = self.binary(node, opname, current, rhs)
+            result = self.binary(node, opname, current, rhs, right_node=node.value)
             self.store(node.target, array, indices, result, node)
         else:
             raise self.error(node.target, "assigning to this is not supported (assign to a name or "
