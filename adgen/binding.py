@@ -286,14 +286,16 @@ def float_array(value: Any, dtype: Any, label: str, copy: bool = False) -> np.nd
     naming it."""
     src = np.asarray(value)
     if not (np.issubdtype(src.dtype, np.number) or src.dtype in (np.bool_, object)):
-        raise TypeError(f"{label} must hold numbers, not {_what(value)}")
-    if src.dtype == object:  # (Python ints beyond 64 bits: their floats, or OverflowError)
+        raise TypeError(f"{label} must hold numbers, not {_what(value, src)}")
+    if src.dtype == object:  # (Python ints beyond 64 bits: their floats)
         try:  # (NumPy makes None NaN)
             if any(v is None for v in src.flat):
                 raise TypeError
             src = src.astype(np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"{label} must hold numbers, not {_what(value)}") from None
+            raise TypeError(f"{label} must hold numbers, not {_what(value, src)}") from None
+        except OverflowError:
+            raise OverflowError(f"{label} holds an int too large for a float") from None
     if dtype is np.float32 and src.dtype != np.float32 and src.size and \
             np.issubdtype(src.dtype, np.number):
         with np.errstate(invalid="ignore", over="ignore"):
@@ -301,15 +303,15 @@ def float_array(value: Any, dtype: Any, label: str, copy: bool = False) -> np.nd
         if big.any():
             raise OverflowError(f"{label} holds {float(src[big].flat[0])!r}, which does not "
                                 "fit a float (f32)")
-    if copy:
-        return np.array(src, dtype=dtype, order="C")
+    if copy:  # (at least one dimension, as ascontiguousarray gives)
+        return np.array(src, dtype=dtype, order="C", ndmin=1)
     return np.ascontiguousarray(src, dtype=dtype)
 
 
-def _what(value: Any) -> str:
-    """What a value that is not numbers is, for a message."""
+def _what(value: Any, array: np.ndarray) -> str:
+    """What a value that is not numbers is, for a message: itself, or its elements' type."""
     text = repr(value)
-    return text if len(text) <= 40 else f"a {type(value).__name__}"
+    return text if len(text) <= 40 else f"an array of {array.dtype}"
 
 
 def _shown(value: int) -> str:

@@ -126,7 +126,15 @@ def nvcc_forced_files(flags: Sequence[str]) -> list[str]:
             words += [NVCC_PREPROCESSOR_OPTIONS[name], part]
     if "-include" not in words:
         return []
-    return _prerequisites(words, os.devnull)
+    # (as nvcc reads them: C++ with nvcc's macros); where gcc cannot read them, the files the
+    # options name, found as given or in an -I directory
+    found = _prerequisites([*words, "-D__CUDACC__", "-D__NVCC__"], os.devnull, "c++")
+    if found:
+        return found
+    dirs = ["", *(w for k, w in enumerate(words) if k and words[k - 1] == "-I")]
+    named = [w for k, w in enumerate(words) if k and words[k - 1] == "-include"]
+    return [next(p for d in dirs if os.path.isfile(p := os.path.join(d, name)))
+            for name in named if any(os.path.isfile(os.path.join(d, name)) for d in dirs)]
 
 
 def _build_words(cflags: Sequence[str]) -> list[str]:
@@ -135,11 +143,12 @@ def _build_words(cflags: Sequence[str]) -> list[str]:
     return [*environment_words("CFLAGS"), *environment_words("CPPFLAGS"), *cflags]
 
 
-def _prerequisites(flags: list[str], path: str) -> list[str]:
-    """The files but ``path`` that compiling ``path`` (a C file) with ``flags`` reads, as
-    ``gcc -MM -MG`` lists them (none when the compiler cannot run or fails)."""
+def _prerequisites(flags: list[str], path: str, language: str = "c") -> list[str]:
+    """The files but ``path`` that compiling ``path`` (a C file; ``os.devnull`` read as
+    ``language``) with ``flags`` reads, as ``gcc -MM -MG`` lists them (none when the
+    compiler cannot run or fails)."""
     cc = shlex.split(os.environ.get("CC") or "gcc")
-    language = ["-x", "c"] if path == os.devnull else []
+    language = ["-x", language] if path == os.devnull else []
     try:
         r = subprocess.run([*cc, "-MM", "-MG", *flags, *language, path], capture_output=True,
                            text=True, check=False, env=os.environ | {"LC_ALL": "C"})

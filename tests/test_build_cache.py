@@ -198,6 +198,16 @@ def test_an_edited_file_of_nvcc_include_is_another_cuda_build(
     assert all(a != b for a, b in zip(after, before, strict=True))
     assert path("-Iinc", "-include", "conf.h") == narrow
     assert build.nvcc_forced_files(["-O3", "-arch=sm_90"]) == []
+    # read as nvcc reads it (C++, __CUDACC__): gcc -x c listed no nb.h here, and failed on
+    # a header that needs C++, which hashed nothing; where gcc fails, the named file counts
+    (tmp_path / "inc" / "cuda.h").write_text('#ifdef __CUDACC__\n#include "nb.h"\n#endif\n')
+    (tmp_path / "inc" / "cpp.h").write_text('#ifndef __cplusplus\n#error C++ only\n#endif\n'
+                                            '#include "nb.h"\n')
+    (tmp_path / "inc" / "bad.h").write_text("#error not for gcc\n")
+    for name in ("cuda.h", "cpp.h"):
+        assert build.nvcc_forced_files(["-Iinc", "-include", name]) == [f"inc/{name}",
+                                                                        "inc/nb.h"]
+    assert build.nvcc_forced_files(["-Iinc", "-include", "bad.h"]) == ["inc/bad.h"]
 
 
 def test_paths_of_flags_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -279,6 +279,22 @@ CASES = [
         f = 3.0
         """), 4, 1, "'f' is a function of this module and cannot be a module constant too",
      None),
+    ("import of a module constant's name", module("""
+        PI = 3.0
+        from math import pi as PI
+
+        def f(x: float) -> float:
+            return x * PI
+        """), 2, 18, "'PI' is a module constant and cannot be imported too", (1, 1, "defined here")),
+    ("range assigned later in the function", module("""
+        def f(x: float) -> float:
+            t = 0.0
+            for i in range(2):
+                t += x
+            range = 1.0
+            return t * range
+        """), 3, 14, "'range' is assigned in this function, which makes it a local variable",
+     None),
     ("module constant named like an import", module("""
         import math
         math = 2.0
@@ -996,8 +1012,8 @@ CASES = [
             if x > 0.0:  # adgen: checkpoint
                 x = x * 2.0
             return x
-        """), 2, 18, "'# adgen: checkpoint' applies to a for loop or to a statement that calls a "
-        "module function", None),
+        """), 2, 18, "'# adgen: checkpoint' applies to a for loop or to an assignment or "
+        "expression statement that calls a module function, not to this statement", None),
     ("checkpointed call whose array is written after it", HEADER + module("""
         def g(a: Array[f64]) -> float:
             return a[0] * a[0]

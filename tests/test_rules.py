@@ -103,7 +103,8 @@ def test_a_power_with_a_zero_exponent_has_a_zero_derivative_at_zero(tmp_path: Pa
     failed there."""
     path = tmp_path / "pz.py"
     path.write_text("import math\n\n\ndef pwi(x: float, n: int) -> float:\n    return x ** n\n\n\n"
-                    "def pf(x: float) -> float:\n    return math.pow(x, 1.0)\n")
+                    "def pf(x: float) -> float:\n    return math.pow(x, 1.0)\n\n\n"
+                    "def pxy(x: float, y: float) -> float:\n    return x ** y\n")
     m = adgen.load(str(path), modes=("forward", "vector-forward", "reverse", "hvp"))
     assert m.pwi.jvp((0.0, 0), (1.0, None)) == (1.0, 0.0)
     assert list(m.pwi.jvp_vec((0.0, 0), ([1.0, 2.0], None))[1]) == [0.0, 0.0]
@@ -111,11 +112,26 @@ def test_a_power_with_a_zero_exponent_has_a_zero_derivative_at_zero(tmp_path: Pa
     assert m.pwi.hvp((0.0, 1), (1.0, None)) == (0.0, None)
     assert m.pf.hvp((0.0,), (1.0,)) == (0.0,)
     assert m.pwi.jvp((2.0, 3), (1.0, None)) == (8.0, 12.0)  # (elsewhere as before)
-    report = adgen.check(str(path), modes=("forward", "reverse", "hvp"),
-                         args={"pwi": (0.0, 0), "pf": (0.0,)})
-    assert report.ok, report.table()
-    # a constant exponent's test is folded away, in both precisions
+    # only at a = 0: at b = 0 and a != 0 the partial's derivative along b is 1 / a
+    assert m.pxy.hvp((2.0, 0.0), (0.0, 1.0))[0] == pytest.approx(0.5)
+    for args in ({"pwi": (0.0, 0), "pf": (0.0,), "pxy": (2.0, 0.0)},
+                 {"pwi": (0.0, 1), "pf": (0.5,), "pxy": (0.5, 1.0)}):
+        report = adgen.check(str(path), modes=("forward", "reverse", "hvp"), args=args)
+        assert report.ok, report.table()
+    # a constant exponent's test is folded away (in f32: of an exponent single precision
+    # holds exactly), in first order
     for precision in ("f64", "f32"):
         text = transpile(str(path), ["forward"], precision=precision).outputs[
             "forward"].source.text  # type: ignore[attr-defined]
         assert "false ?" not in text and "1.0f == 0.0f" not in text, text
+
+
+def test_f32_comparisons_of_constants_fold_only_where_exact(tmp_path: Path) -> None:
+    """A comparison of f32 constants folds only when single precision holds them exactly:
+    1.0000000596046448 lies halfway between two floats, single() of the double gives 1.0
+    and gcc's rounding of the literal 1.0000000596046448f the float above, so a folded
+    A == 1.0 was true where the C compares false."""
+    path = tmp_path / "mid.py"
+    path.write_text("A = 1.0000000596046448\n\n\ndef fa(x: float) -> float:\n"
+                    "    if A == 1.0:\n        return x\n    return 2.0 * x\n")
+    assert adgen.load(str(path), modes=(), precision="f32").fa(1.0) == 2.0

@@ -336,8 +336,8 @@ def check_reverse(module: Module, needs: set[str], vector: bool) -> None:
                                        "outside)")
         raise AdgenError(spec.loc, f"vector reverse mode through {_spelled(spec)} is not "
                                    f"supported: {spec.callee}'s adjoint keeps a tape (values its "
-                                   f"loops or calls save) (use jvp({spec.callee}, ...) inside, or scalar "
-                                   "reverse or forward mode outside)")
+                                   f"loops or calls save) (use jvp({spec.callee}, ...) inside, "
+                                   "or scalar reverse or forward mode outside)")
 
 
 def check_external(module: Module, needs: set[str]) -> None:

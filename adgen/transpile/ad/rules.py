@@ -66,12 +66,20 @@ defpartials("neg", lambda b, a, y: [c(b, -1.0, y)])
 defpartials("mul", lambda b, a, y: [a[1], a[0]])
 defpartials("div", lambda b, a, y: [b.div(c(b, 1.0, y), a[1]), b.neg(b.div(y, a[1]))])
 defpartials("mod", lambda b, a, y: [c(b, 1.0, y), b.neg(b.prim("floordiv", a[0], a[1]))])
+def _pow_base(b: Builder, a: list[Value], y: Value) -> Value:
+    """d/da a^b = b a^(b-1), and 0 where a = 0 and b = 0 (a^0 is 1 everywhere): there the
+    formula is 0 * inf = NaN, the derivative of x ** n at x = 0 for an integer n = 0 (and
+    the second derivative of x ** 1, whose first is 1 * x^0).  Only there: at b = 0 and
+    a != 0 the formula's derivative along b is 1 / a (hvp of x ** y).  The outer test of
+    a constant exponent folds away."""
+    zero = c(b, 0.0, y)
+    formula = b.mul(a[1], b.prim("pow", a[0], b.sub(a[1], c(b, 1.0, y))))
+    at_zero = b.prim("select", b.prim("eq", a[0], zero), zero, formula)
+    return b.prim("select", b.prim("eq", a[1], zero), at_zero, formula)
+
+
 defpartials("pow", lambda b, a, y: [
-    # b a^(b-1), and 0 at b = 0 (a^0 is 1 everywhere): at a = 0 the formula is 0 * inf =
-    # NaN, the derivative of x ** n at x = 0 for an integer n = 0 (and the second
-    # derivative of x ** 1, whose first is 1 * x^0)
-    b.prim("select", b.prim("eq", a[1], c(b, 0.0, y)), c(b, 0.0, y),
-           b.mul(a[1], b.prim("pow", a[0], b.sub(a[1], c(b, 1.0, y))))),
+    _pow_base(b, a, y),
     # a^b log(a), and 0 at a = 0 (its limit for b > 0, as JAX has it): log(0) = -inf times
     # a^b = 0 was NaN, which a tangent adds up with the other operand's term (a tangent of
     # pow(0.0, 2.5) along a alone was NaN); at a < 0 it is NaN (no real derivative)

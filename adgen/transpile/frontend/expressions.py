@@ -11,7 +11,6 @@ division), as Python does.
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -217,10 +216,19 @@ class ExpressionLowering:
     @functools.cached_property
     def local_names(self) -> set[str]:
         """The names Python makes local to this function: its parameters and every name it
-        assigns, anywhere in its body (a use before the assignment is UnboundLocalError, not
-        the module's name or the builtin)."""
-        from .lower import assigned_names
-        return {p.name for p in self.sig.params} | assigned_names(self.sig.node.body)
+        assigns or annotates, anywhere in its body (a use before the assignment is
+        UnboundLocalError, not the module's name or the builtin)."""
+        from .lower import assigned_names  # (lower.py builds on this module)
+
+        annotated: set[str] = set()  # (x: float without a value makes x local too)
+
+        class Annotated(cst.CSTVisitor):
+            def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+                if isinstance(n.target, cst.Name):
+                    annotated.add(n.target.value)
+
+        self.sig.node.body.visit(Annotated())
+        return {p.name for p in self.sig.params} | assigned_names(self.sig.node.body) | annotated
 
     def not_a_local(self, node: cst.Name, what: str) -> None:
         """Refuse ``node`` as ``what`` (a function, a module, an imported name) where Python

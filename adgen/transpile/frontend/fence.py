@@ -299,8 +299,9 @@ class Fence(cst.CSTVisitor):
             raise AdgenError(self.loc(node), f"'# adgen: {d}' applies to a for loop (write it at "
                                              "the end of the for line or on the line above it)")
         if d in LOOP_DIRECTIVES and d in CALL_DIRECTIVES:
-            raise AdgenError(self.loc(node), f"'# adgen: {d}' applies to a for loop or to a "
-                                             "statement that calls a module function (write it "
+            raise AdgenError(self.loc(node), f"'# adgen: {d}' applies to a for loop or to an "
+                                             "assignment or expression statement that calls a "
+                                             "module function, not to this statement (write it "
                                              "at the end of that line or on the line above it)")
         if d in LOOP_DIRECTIVES:
             raise AdgenError(self.loc(node), f"'# adgen: {d}' applies to a loop (write it at the "

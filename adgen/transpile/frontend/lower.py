@@ -438,6 +438,7 @@ class FunctionLowering(ExpressionLowering):
                 self.not_through_adgen(it.func)  # adgen.prange(n)
             raise self.error(it, "this loop is not supported (write for i in range(...); for an "
                                  "array, for i in range(len(a)))")
+        self.not_a_local(it.func, "a function")
         parallel = it.func.value == "prange"
         if any(a.keyword is not None for a in it.args) or not 1 <= len(it.args) <= 3:
             raise self.error(it, "range takes 1 to 3 positional integer arguments (write "

@@ -113,11 +113,20 @@ class ScopeReader:
                                        "a function)")
         return self.scope
 
+    def not_a_constant(self, node: cst.CSTNode, local: str) -> None:
+        """An import may not rebind a module constant's name (CPython's later binding wins)."""
+        if local in self.scope.constants:
+            from .diagnostics import Note
+            raise AdgenError(self.loc_of(node), f"'{local}' is a module constant and cannot be "
+                             "imported too (use another name)",
+                             [Note(self.scope.constants[local].loc, "defined here")])
+
     def small_statement(self, small: cst.BaseSmallStatement) -> None:
         if isinstance(small, cst.Import):
             for alias in small.names:
                 name = _dotted(alias.name)
                 local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
+                self.not_a_constant(alias, local)
                 if name == "math":
                     self.scope.modules[local] = "math"
                 elif name == "numpy":
@@ -140,6 +149,7 @@ class ScopeReader:
             for alias in small.names:
                 name = _dotted(alias.name)
                 local = alias.asname.name.value if alias.asname else name  # type: ignore[union-attr]
+                self.not_a_constant(alias, local)
                 if mod in ("adgen", "adgen.lang"):
                     if name not in ADGEN_NAMES:
                         raise self.error(alias, f"adgen has no name '{name}' "
