@@ -66,6 +66,8 @@ defpartials("neg", lambda b, a, y: [c(b, -1.0, y)])
 defpartials("mul", lambda b, a, y: [a[1], a[0]])
 defpartials("div", lambda b, a, y: [b.div(c(b, 1.0, y), a[1]), b.neg(b.div(y, a[1]))])
 defpartials("mod", lambda b, a, y: [c(b, 1.0, y), b.neg(b.prim("floordiv", a[0], a[1]))])
+
+
 def _pow_base(b: Builder, a: list[Value], y: Value) -> Value:
     """d/da a^b = b a^(b-1), and 0 where a = 0 and b = 0 (a^0 is 1 everywhere): there the
     formula is 0 * inf = NaN, the derivative of x ** n at x = 0 for an integer n = 0 (and
