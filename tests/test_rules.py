@@ -97,8 +97,8 @@ def test_a_power_of_zero_has_no_nan_in_its_tangent(tmp_path: Path) -> None:
 
 
 def test_a_power_with_a_zero_exponent_has_a_zero_derivative_at_zero(tmp_path: Path) -> None:
-    """d/da a^b = b a^(b-1) is 0 for b = 0 (a^0 is 1 everywhere), not 0 * 0^-1 = 0 * inf =
-    NaN at a = 0: x ** n of an integer n = 0 at x = 0 had a NaN derivative in every mode,
+    """d/da a^b = b a^(b-1) is 0 at a = 0 and b = 0 (a^0 is 1 everywhere), not 0 * 0^-1 =
+    0 * inf = NaN: x ** n of an integer n = 0 at x = 0 had a NaN derivative in every mode,
     and so had the second derivative of x ** 1 (its first is 1 * x^0), and adgen.check
     failed there."""
     path = tmp_path / "pz.py"
