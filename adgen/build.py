@@ -132,9 +132,11 @@ def nvcc_forced_files(flags: Sequence[str]) -> list[str]:
     if found:
         return found
     dirs = ["", *(w for k, w in enumerate(words) if k and words[k - 1] == "-I")]
-    named = [w for k, w in enumerate(words) if k and words[k - 1] == "-include"]
-    return [next(p for d in dirs if os.path.isfile(p := os.path.join(d, name)))
-            for name in named if any(os.path.isfile(os.path.join(d, name)) for d in dirs)]
+    for name in (w for k, w in enumerate(words) if k and words[k - 1] == "-include"):
+        path = next((p for d in dirs if os.path.isfile(p := os.path.join(d, name))), None)
+        if path is not None:
+            found.append(path)
+    return found
 
 
 def _build_words(cflags: Sequence[str]) -> list[str]:

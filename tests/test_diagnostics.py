@@ -295,6 +295,13 @@ CASES = [
             return t * range
         """), 3, 14, "'range' is assigned in this function, which makes it a local variable",
      None),
+    ("builtin called before a bare annotation of its name", module("""
+        def f(x: float) -> float:
+            y = abs(x)
+            abs: float
+            return y
+        """), 2, 9, "'abs' is assigned in this function, which makes it a local variable",
+     None),
     ("module constant named like an import", module("""
         import math
         math = 2.0

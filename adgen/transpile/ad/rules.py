@@ -72,12 +72,12 @@ def _pow_base(b: Builder, a: list[Value], y: Value) -> Value:
     """d/da a^b = b a^(b-1), and 0 where a = 0 and b = 0 (a^0 is 1 everywhere): there the
     formula is 0 * inf = NaN, the derivative of x ** n at x = 0 for an integer n = 0 (and
     the second derivative of x ** 1, whose first is 1 * x^0).  Only there: at b = 0 and
-    a != 0 the formula's derivative along b is 1 / a (hvp of x ** y).  The outer test of
-    a constant exponent folds away."""
+    a != 0 the formula's derivative along b is 1 / a (hvp of x ** y).  The test of a
+    constant exponent folds away."""
     zero = c(b, 0.0, y)
     formula = b.mul(a[1], b.prim("pow", a[0], b.sub(a[1], c(b, 1.0, y))))
-    at_zero = b.prim("select", b.prim("eq", a[0], zero), zero, formula)
-    return b.prim("select", b.prim("eq", a[1], zero), at_zero, formula)
+    both = b.prim("and", b.prim("eq", a[1], zero), b.prim("eq", a[0], zero))
+    return b.prim("select", both, zero, formula)
 
 
 defpartials("pow", lambda b, a, y: [

@@ -219,16 +219,8 @@ class ExpressionLowering:
         assigns or annotates, anywhere in its body (a use before the assignment is
         UnboundLocalError, not the module's name or the builtin)."""
         from .lower import assigned_names  # (lower.py builds on this module)
-
-        annotated: set[str] = set()  # (x: float without a value makes x local too)
-
-        class Annotated(cst.CSTVisitor):
-            def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
-                if isinstance(n.target, cst.Name):
-                    annotated.add(n.target.value)
-
-        self.sig.node.body.visit(Annotated())
-        return {p.name for p in self.sig.params} | assigned_names(self.sig.node.body) | annotated
+        return {p.name for p in self.sig.params} | \
+            assigned_names(self.sig.node.body, declared=True)
 
     def not_a_local(self, node: cst.Name, what: str) -> None:
         """Refuse ``node`` as ``what`` (a function, a module, an imported name) where Python

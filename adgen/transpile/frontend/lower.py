@@ -587,8 +587,10 @@ AUG_OPS: dict[type, str] = {
 }
 
 
-def assigned_names_ordered(node: cst.CSTNode | None) -> list[str]:
-    """Names bound anywhere inside ``node``, in order of first appearance."""
+def assigned_names_ordered(node: cst.CSTNode | None, declared: bool = False) -> list[str]:
+    """Names bound anywhere inside ``node``, in order of first appearance; with
+    ``declared``, also those annotated without a value (``x: float``, which makes ``x``
+    local to the function in Python)."""
     out: list[str] = []
     if node is None:
         return out
@@ -610,7 +612,7 @@ def assigned_names_ordered(node: cst.CSTNode | None) -> list[str]:
             add(n.target)
 
         def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
-            if n.value is not None:
+            if n.value is not None or declared:
                 add(n.target)
 
         def visit_For(self, n: cst.For) -> None:
@@ -620,8 +622,8 @@ def assigned_names_ordered(node: cst.CSTNode | None) -> list[str]:
     return out
 
 
-def assigned_names(node: cst.CSTNode | None) -> set[str]:
-    return set(assigned_names_ordered(node))
+def assigned_names(node: cst.CSTNode | None, declared: bool = False) -> set[str]:
+    return set(assigned_names_ordered(node, declared))
 
 
 def _order_key(node: cst.If) -> Callable[[str], int]:

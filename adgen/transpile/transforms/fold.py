@@ -68,11 +68,15 @@ def _fold_prim(op: Prim) -> float | int | bool | None:
 
 def _identity(op: Prim) -> Value | None:
     """``x * 1``, ``1 * x``, ``x - 0``, ``x + 0`` and ``(x + c) - c`` for integers, ``select`` on
-    equal arms or a constant condition."""
+    equal arms or a constant condition, ``and`` of a constant."""
     if op.prim == "select" and op.operands[1] is op.operands[2]:
         return op.operands[1]
     if op.prim == "select" and isinstance(_const(op.operands[0]), bool):
         return op.operands[1] if _const(op.operands[0]) else op.operands[2]
+    if op.prim == "and":  # (both operands are pure: false and x is false, true and x is x)
+        for k in (0, 1):
+            if isinstance(_const(op.operands[k]), bool):
+                return op.operands[1 - k] if _const(op.operands[k]) else op.operands[k]
     inner = op.operands[0].owner
     if op.prim in ("neg", "not") and isinstance(inner, Prim) and inner.prim == op.prim:
         return inner.operands[0]  # -(-x) is x exactly; not not b is b
