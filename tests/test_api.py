@@ -229,7 +229,7 @@ def _stack_script(tmp_path: Path, *args: str) -> tuple[str, str]:
 
 
 def test_a_vector_call_whose_directions_overflow_the_stack_is_refused(tmp_path: Path) -> None:
-    """The scalar tangents and adjoints of a vector function are arrays [nbdirs] on the stack:
+    """The scalar tangents and adjoints of a vector function are arrays of nbdirs on the stack:
     200,000 directions of three such arrays in a thread of 1 MiB ended the process (SIGSEGV);
     such a call is refused, saying how to make smaller ones."""
     refusal, small = _stack_script(tmp_path)
@@ -277,14 +277,14 @@ def big(a: float, b: float) -> float:
 
 
 def test_the_stack_of_a_direction_read_from_the_c() -> None:
-    """Own arrays (double 8, float 4; [nbdirs_] beside a parameter nbdirs), the private copies
+    """Own arrays (double 8, float 4; [ADGEN_DIRS(nbdirs_)] beside a parameter nbdirs), the private copies
     of an OpenMP reduction, the most of the callees, one level of a recursion."""
     from adgen.api import direction_stack
     source = (
-        "static void leaf(int64_t nbdirs_)\n{\n    double a[nbdirs_];\n    float b[nbdirs_];\n}\n"
+        "static void leaf(int64_t nbdirs_)\n{\n    double a[ADGEN_DIRS(nbdirs_)];\n    float b[ADGEN_DIRS(nbdirs_)];\n}\n"
         "static void red(int64_t nbdirs)\n{\n"
         "    ADGEN_OMP(omp parallel for reduction(+: s[:nbdirs], t[:nbdirs]))\n    leaf(nbdirs);\n}\n"
-        "double rec(double x, int64_t nbdirs)\n{\n    double c[nbdirs];\n"
+        "double rec(double x, int64_t nbdirs)\n{\n    double c[ADGEN_DIRS(nbdirs)];\n"
         "    return rec(x, nbdirs) + red(nbdirs);\n}\n")
     assert direction_stack(source) == {"leaf": 12, "red": 16 + 12, "rec": 8 + 28}
 
@@ -473,3 +473,9 @@ def test_a_build_with_a_fixed_number_of_directions() -> None:
     report = adgen.check(EX / "rosenbrock.py", modes=("forward",) + modes,
                          cflags=list(adgen.build.DEFAULT_CFLAGS) + ["-DADGEN_NBDIRS=5"])
     assert report.ok, report.table()
+    # its arrays of directions have a constant size (ADGEN_DIRS), which the compiler keeps
+    # in registers; the general build's are variable-length arrays
+    no_vla = list(adgen.build.DEFAULT_CFLAGS) + ["-Werror=vla"]
+    adgen.load(EX / "rosenbrock.py", modes=modes, cflags=no_vla + ["-DADGEN_NBDIRS=5"])
+    with pytest.raises(adgen.build.BuildError, match=r"\[-Werror=vla\]"):
+        adgen.load(EX / "rosenbrock.py", modes=modes, cflags=no_vla)

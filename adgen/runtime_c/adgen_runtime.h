@@ -372,6 +372,17 @@ ADGEN_PRIVATE_ADD_TYPE(float, f32)
 #define ADGEN_ASSUME_NBDIRS(n) ADGEN_ASSUME((n) > 0)
 #endif
 
+/* The length of a function's local arrays of directions (a scalar's tangents or
+   adjoints, double xd[ADGEN_DIRS(nbdirs)]): ADGEN_NBDIRS where the build fixes it, so
+   they are arrays of constant size, which the compiler keeps in registers across the
+   loops that update them (a variable-length array stays in memory: GradBench's ht
+   Jacobian took 0.34 ms with them and 0.27 ms with constant ones); nbdirs otherwise. */
+#ifdef ADGEN_NBDIRS
+#define ADGEN_DIRS(n) (ADGEN_NBDIRS)
+#else
+#define ADGEN_DIRS(n) (n)
+#endif
+
 #ifdef ADGEN_DEBUG
 #define ADGEN_ASSERT(cond, where)                                     \
     do {                                                              \

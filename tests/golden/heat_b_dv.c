@@ -44,15 +44,15 @@ double heat_b_dv(double *u, double *ud, double *ub, double *ubd, int64_t u_shape
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:11: new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) */
             double u_i = u[i];
-            double ud_i[nbdirs];
+            double ud_i[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) ud_i[k] = ud[i * nbdirs + k];
             int64_t tmp_1 = i - 1;
             double tmp_2 = u[tmp_1];
-            double tmp_3[nbdirs];
+            double tmp_3[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) tmp_3[k] = ud[tmp_1 * nbdirs + k];
             int64_t tmp_4 = i + 1;
             double tmp_5 = u[tmp_4];
-            double tmp_6[nbdirs];
+            double tmp_6[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) tmp_6[k] = ud[tmp_4 * nbdirs + k];
             double tmp_7 = tmp_2 - 2.0 * u_i + tmp_5;
             new_[i] = u_i + alpha * tmp_7;
@@ -93,7 +93,7 @@ double heat_b_dv(double *u, double *ud, double *ub, double *ubd, int64_t u_shape
     }
     /* heat.py:9: for _ in range(steps): */
     double alphab_1 = 0.0;
-    double alphabd_1[nbdirs];
+    double alphabd_1[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) alphabd_1[k] = 0.0;
     for (int64_t _ = steps - 1; _ >= 0; --_) {
         /* heat.py:12: for i in range(1, n - 1): */
@@ -101,7 +101,7 @@ double heat_b_dv(double *u, double *ud, double *ub, double *ubd, int64_t u_shape
         for (int64_t i = tmp_8; i >= 1; --i) {
             /* heat.py:13: u[i] = new[i] */
             double ub_i = ub[i];
-            double ubd_i[nbdirs];
+            double ubd_i[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) ubd_i[k] = ubd[i * nbdirs + k];
             ub[i] = 0.0;
             for (int64_t k = 0; k < nbdirs; ++k) ubd[i * nbdirs + k] = 0.0;
@@ -110,16 +110,16 @@ double heat_b_dv(double *u, double *ud, double *ub, double *ubd, int64_t u_shape
         }
         /* heat.py:10: for i in range(1, n - 1): */
         double alphab_2 = alphab_1;
-        double alphabd_2[nbdirs];
+        double alphabd_2[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) alphabd_2[k] = alphabd_1[k];
         for (int64_t i = tmp_8; i >= 1; --i) {
-            double tmp_9[nbdirs];
+            double tmp_9[ADGEN_DIRS(nbdirs)];
             for (int64_t k = nbdirs - 1; k >= 0; --k) tmp_9[k] = adgen_pop_f64(&tape);
             double tmp_10 = adgen_pop_f64(&tape);
-            double tmp_11[nbdirs];
+            double tmp_11[ADGEN_DIRS(nbdirs)];
             for (int64_t k = nbdirs - 1; k >= 0; --k) tmp_11[k] = adgen_pop_f64(&tape);
             double tmp_12 = adgen_pop_f64(&tape);
-            double tmp_13[nbdirs];
+            double tmp_13[ADGEN_DIRS(nbdirs)];
             for (int64_t k = nbdirs - 1; k >= 0; --k) tmp_13[k] = adgen_pop_f64(&tape);
             double tmp_14 = adgen_pop_f64(&tape);
             /* heat.py:11: new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) */
@@ -127,12 +127,12 @@ double heat_b_dv(double *u, double *ud, double *ub, double *ubd, int64_t u_shape
             int64_t tmp_16 = i + 1;
             int64_t tmp_17 = i - 1;
             double newb_i = newb[i];
-            double newbd_i[nbdirs];
+            double newbd_i[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) newbd_i[k] = newbd[i * nbdirs + k];
             newb[i] = 0.0;
             for (int64_t k = 0; k < nbdirs; ++k) newbd[i * nbdirs + k] = 0.0;
             double tmp_18 = alpha * newb_i;
-            double tmp_19[nbdirs];
+            double tmp_19[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) tmp_19[k] = newb_i * alphad[k] + alpha * newbd_i[k];
             ub[tmp_16] += tmp_18;
             for (int64_t k = 0; k < nbdirs; ++k) ubd[tmp_16 * nbdirs + k] += tmp_19[k];

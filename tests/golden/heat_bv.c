@@ -70,7 +70,7 @@ double heat_bv(double *u, double *ub, int64_t u_shape0, double alpha, double *al
     /* heat.py:6: def heat(u: Array[f64], alpha: float, steps: int) -> f64: */
     double *newb = adgen_calloc((size_t)(u_shape0 * nbdirs), sizeof(double));
     /* heat.py:15: for i in range(n): */
-    double energyb[nbdirs];
+    double energyb[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) energyb[k] = retb[k];
     for (int64_t i = 0; i < u_shape0; ++i) {
         /* heat.py:16: energy += u[i] * u[i] */
@@ -78,20 +78,20 @@ double heat_bv(double *u, double *ub, int64_t u_shape0, double alpha, double *al
         for (int64_t k = 0; k < nbdirs; ++k) ub[i * nbdirs + k] += tmp_3 * energyb[k];
     }
     /* heat.py:9: for _ in range(steps): */
-    double alphab_1[nbdirs];
+    double alphab_1[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) alphab_1[k] = 0.0;
     for (int64_t _ = steps - 1; _ >= 0; --_) {
         /* heat.py:12: for i in range(1, n - 1): */
         int64_t tmp_4 = u_shape0 - 1 - 1;
         for (int64_t i = tmp_4; i >= 1; --i) {
             /* heat.py:13: u[i] = new[i] */
-            double ub_i[nbdirs];
+            double ub_i[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) ub_i[k] = ub[i * nbdirs + k];
             for (int64_t k = 0; k < nbdirs; ++k) ub[i * nbdirs + k] = 0.0;
             for (int64_t k = 0; k < nbdirs; ++k) newb[i * nbdirs + k] += ub_i[k];
         }
         /* heat.py:10: for i in range(1, n - 1): */
-        double alphab_2[nbdirs];
+        double alphab_2[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) alphab_2[k] = alphab_1[k];
         int64_t count_1 = tmp_4;
         const unsigned char *block_1 = adgen_pop_block(&tape, count_1 * 24);
@@ -103,10 +103,10 @@ double heat_bv(double *u, double *ub, int64_t u_shape0, double alpha, double *al
             double tmp_8 = tmp_7 - 2.0 * tmp_6 + tmp_5;
             int64_t tmp_9 = i + 1;
             int64_t tmp_10 = i - 1;
-            double newb_i[nbdirs];
+            double newb_i[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) newb_i[k] = newb[i * nbdirs + k];
             for (int64_t k = 0; k < nbdirs; ++k) newb[i * nbdirs + k] = 0.0;
-            double tmp_11[nbdirs];
+            double tmp_11[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) tmp_11[k] = alpha * newb_i[k];
             for (int64_t k = 0; k < nbdirs; ++k) ub[tmp_9 * nbdirs + k] += tmp_11[k];
             for (int64_t k = 0; k < nbdirs; ++k) ub[tmp_10 * nbdirs + k] += tmp_11[k];

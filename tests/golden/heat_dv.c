@@ -33,7 +33,7 @@ double heat_dv(double *u, double *ud, int64_t u_shape0, double alpha, const doub
         for (int64_t i = 1; i < tmp; ++i) {
             /* heat.py:11: new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) */
             double u_i = u[i];
-            double ud_i[nbdirs];
+            double ud_i[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) ud_i[k] = ud[i * nbdirs + k];
             int64_t tmp_1 = i - 1;
             int64_t tmp_2 = i + 1;
@@ -50,7 +50,7 @@ double heat_dv(double *u, double *ud, int64_t u_shape0, double alpha, const doub
     }
     /* heat.py:15: for i in range(n): */
     double energy = 0.0;
-    double energyd[nbdirs];
+    double energyd[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) energyd[k] = 0.0;
     for (int64_t i = 0; i < u_shape0; ++i) {
         /* heat.py:16: energy += u[i] * u[i] */

@@ -88,35 +88,35 @@ void hm_lstm_b_dv(const double *z, const double *zd, double *zb, double *zbd, in
     for (int64_t i = 0; i < c_shape0; ++i) {
         /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
         double tmp = exp(-z[i * z_shape1 + 0]);
-        double tmp_1[nbdirs];
+        double tmp_1[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_1[k] = tmp * zd[(i * z_shape1 + 0) * nbdirs + k];
         double tmp_2 = 1.0 + tmp;
         double f = 1.0 / tmp_2;
         double tmp_3 = f / tmp_2;
-        double fd[nbdirs];
+        double fd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) fd[k] = tmp_3 * tmp_1[k];
         /* kernels.py:16: ig = 1.0 / (1.0 + math.exp(-z[i, 1])) */
         double tmp_4 = exp(-z[i * z_shape1 + 1]);
-        double tmp_5[nbdirs];
+        double tmp_5[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_5[k] = tmp_4 * zd[(i * z_shape1 + 1) * nbdirs + k];
         double tmp_6 = 1.0 + tmp_4;
         double ig = 1.0 / tmp_6;
         double tmp_7 = ig / tmp_6;
-        double igd[nbdirs];
+        double igd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) igd[k] = tmp_7 * tmp_5[k];
         /* kernels.py:17: o = 1.0 / (1.0 + math.exp(-z[i, 2])) */
         double tmp_8 = exp(-z[i * z_shape1 + 2]);
-        double tmp_9[nbdirs];
+        double tmp_9[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_9[k] = tmp_8 * zd[(i * z_shape1 + 2) * nbdirs + k];
         double tmp_10 = 1.0 + tmp_8;
         double o = 1.0 / tmp_10;
         double tmp_11 = o / tmp_10;
-        double od[nbdirs];
+        double od[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) od[k] = tmp_11 * tmp_9[k];
         /* kernels.py:18: g = math.tanh(z[i, 3]) */
         double g = tanh(z[i * z_shape1 + 3]);
         double tmp_12 = 1.0 - g * g;
-        double gd[nbdirs];
+        double gd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) gd[k] = tmp_12 * zd[(i * z_shape1 + 3) * nbdirs + k];
         /* kernels.py:19: if copy[i] > 0.5: */
         bool tmp_13 = copy[i] > 0.5;
@@ -140,7 +140,7 @@ void hm_lstm_b_dv(const double *z, const double *zd, double *zb, double *zbd, in
         /* kernels.py:25: h_new[i] = o * math.tanh(c_new[i]) */
         double tmp_14 = tanh(c_new[i]);
         double tmp_15 = 1.0 - tmp_14 * tmp_14;
-        double tmp_16[nbdirs];
+        double tmp_16[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_16[k] = tmp_15 * c_newd[i * nbdirs + k];
         h_new[i] = o * tmp_14;
         for (int64_t k = 0; k < nbdirs; ++k) h_newd[i * nbdirs + k] = 0.0;
@@ -156,13 +156,13 @@ void hm_lstm_b_dv(const double *z, const double *zd, double *zb, double *zbd, in
         double igb;
         double gb;
         double fb;
-        double igbd[nbdirs];
-        double gbd[nbdirs];
-        double fbd[nbdirs];
+        double igbd[ADGEN_DIRS(nbdirs)];
+        double gbd[ADGEN_DIRS(nbdirs)];
+        double fbd[ADGEN_DIRS(nbdirs)];
         if (tmp_13) {
             /* kernels.py:20: c_new[i] = c[i] */
             double c_newb_i = c_newb[i];
-            double c_newbd_i[nbdirs];
+            double c_newbd_i[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) c_newbd_i[k] = c_newbd[i * nbdirs + k];
             c_newb[i] = 0.0;
             for (int64_t k = 0; k < nbdirs; ++k) c_newbd[i * nbdirs + k] = 0.0;
@@ -179,7 +179,7 @@ void hm_lstm_b_dv(const double *z, const double *zd, double *zb, double *zbd, in
             if (flush[i] > 0.5) {
                 /* kernels.py:22: c_new[i] = ig * g */
                 double c_newb_i_1 = c_newb[i];
-                double c_newbd_i_1[nbdirs];
+                double c_newbd_i_1[ADGEN_DIRS(nbdirs)];
                 for (int64_t k = 0; k < nbdirs; ++k) c_newbd_i_1[k] = c_newbd[i * nbdirs + k];
                 c_newb[i] = 0.0;
                 for (int64_t k = 0; k < nbdirs; ++k) c_newbd[i * nbdirs + k] = 0.0;
@@ -193,7 +193,7 @@ void hm_lstm_b_dv(const double *z, const double *zd, double *zb, double *zbd, in
                 /* kernels.py:24: c_new[i] = f * c[i] + ig * g */
                 double c_i_1 = c[i];
                 double c_newb_i_2 = c_newb[i];
-                double c_newbd_i_2[nbdirs];
+                double c_newbd_i_2[ADGEN_DIRS(nbdirs)];
                 for (int64_t k = 0; k < nbdirs; ++k) c_newbd_i_2[k] = c_newbd[i * nbdirs + k];
                 c_newb[i] = 0.0;
                 for (int64_t k = 0; k < nbdirs; ++k) c_newbd[i * nbdirs + k] = 0.0;
@@ -261,15 +261,15 @@ double xs_lookup_b_dv(const double *energy, const double *energyd, double *energ
             }
             /* kernels.py:44: t = (e - grid[lo]) / (grid[hi] - grid[lo]) */
             double grid_lo = grid[lo];
-            double gridd_lo[nbdirs];
+            double gridd_lo[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) gridd_lo[k] = gridd[lo * nbdirs + k];
             double tmp = grid[hi] - grid_lo;
-            double tmp_1[nbdirs];
+            double tmp_1[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) tmp_1[k] = gridd[hi * nbdirs + k] - gridd_lo[k];
             double t = (e - grid_lo) / tmp;
             double tmp_2 = 1.0 / tmp;
             double tmp_3 = t / tmp;
-            double td[nbdirs];
+            double td[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) td[k] = tmp_2 * (energyd[p * nbdirs + k] - gridd_lo[k]) - tmp_3 * tmp_1[k];
             /* kernels.py:46: for r in range(xs.shape[1]): */
             double acc = 0.0;
@@ -286,21 +286,21 @@ double xs_lookup_b_dv(const double *energy, const double *energyd, double *energ
             accb = retb + accb;
             /* kernels.py:46: for r in range(xs.shape[1]): */
             double tb = 0.0;
-            double tbd[nbdirs];
+            double tbd[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) tbd[k] = 0.0;
             for (int64_t r = 0; r < xs_shape1; ++r) {
                 /* kernels.py:47: acc += weight[r] * ((1.0 - t) * xs[lo, r] + t * xs[hi, r]) */
                 double tmp_4 = 1.0 - t;
                 double xs_lo_r = xs[lo * xs_shape1 + r];
-                double xsd_lo_r[nbdirs];
+                double xsd_lo_r[ADGEN_DIRS(nbdirs)];
                 for (int64_t k = 0; k < nbdirs; ++k) xsd_lo_r[k] = xsd[(lo * xs_shape1 + r) * nbdirs + k];
                 double xs_hi_r = xs[hi * xs_shape1 + r];
-                double xsd_hi_r[nbdirs];
+                double xsd_hi_r[ADGEN_DIRS(nbdirs)];
                 for (int64_t k = 0; k < nbdirs; ++k) xsd_hi_r[k] = xsd[(hi * xs_shape1 + r) * nbdirs + k];
                 double tmp_5 = weight[r] * accb;
-                double tmp_6[nbdirs];
+                double tmp_6[ADGEN_DIRS(nbdirs)];
                 for (int64_t k = 0; k < nbdirs; ++k) tmp_6[k] = accb * weightd[r * nbdirs + k];
-                double tmp_7[nbdirs];
+                double tmp_7[ADGEN_DIRS(nbdirs)];
                 for (int64_t k = 0; k < nbdirs; ++k) tmp_7[k] = tmp_5 * td[k];
                 ADGEN_OMP(omp atomic)
                 xsb[hi * xs_shape1 + r] += t * tmp_5;
@@ -323,10 +323,10 @@ double xs_lookup_b_dv(const double *energy, const double *energyd, double *energ
             double tmp_8 = tmp_2 / tmp;
             double tmp_9 = tmp_3 / tmp;
             double eb = tmp_2 * tb;
-            double ebd[nbdirs];
+            double ebd[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) ebd[k] = -(tb * (tmp_8 * tmp_1[k])) + tmp_2 * tbd[k];
             double tmp_10 = tmp_3 * tb;
-            double tmp_11[nbdirs];
+            double tmp_11[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) tmp_11[k] = tb * (tmp_2 * td[k] - tmp_9 * tmp_1[k]) + tmp_3 * tbd[k];
             ADGEN_OMP(omp atomic)
             gridb[hi] -= tmp_10;
@@ -397,7 +397,7 @@ double kmeans_cost_b_dv(const double *x, const double *xd, double *xb, double *x
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* kernels.py:64: d2 += t * t */
                     double tb = 2.0 * (x[i * x_shape1 + j] - centers[k * centers_shape1 + j]) * retb;
-                    double tbd[nbdirs];
+                    double tbd[ADGEN_DIRS(nbdirs)];
                     for (int64_t kd = 0; kd < nbdirs; ++kd) tbd[kd] = retb * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + kd] - centersd[(k * centers_shape1 + j) * nbdirs + kd]));
                     /* kernels.py:63: t = x[i, j] - centers[k, j] */
                     ADGEN_OMP(omp atomic)

@@ -94,18 +94,18 @@ void hm_lstm_bv(const double *z, double *zb, int64_t z_shape0, int64_t z_shape1,
         /* kernels.py:25: h_new[i] = o * math.tanh(c_new[i]) */
         double tmp_7 = tanh(c_new[i]);
         h_new[i] = o * tmp_7;
-        double h_newb_i[nbdirs];
+        double h_newb_i[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) h_newb_i[k] = h_newb[i * nbdirs + k];
         for (int64_t k = 0; k < nbdirs; ++k) h_newb[i * nbdirs + k] = 0.0;
         double tmp_8 = 1.0 - tmp_7 * tmp_7;
         for (int64_t k = 0; k < nbdirs; ++k) c_newb[i * nbdirs + k] += tmp_8 * (o * h_newb_i[k]);
         /* kernels.py:19: if copy[i] > 0.5: */
-        double igb[nbdirs];
-        double gb[nbdirs];
-        double fb[nbdirs];
+        double igb[ADGEN_DIRS(nbdirs)];
+        double gb[ADGEN_DIRS(nbdirs)];
+        double fb[ADGEN_DIRS(nbdirs)];
         if (tmp_6) {
             /* kernels.py:20: c_new[i] = c[i] */
-            double c_newb_i[nbdirs];
+            double c_newb_i[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) c_newb_i[k] = c_newb[i * nbdirs + k];
             for (int64_t k = 0; k < nbdirs; ++k) c_newb[i * nbdirs + k] = 0.0;
             for (int64_t k = 0; k < nbdirs; ++k) cb[i * nbdirs + k] += c_newb_i[k];
@@ -116,7 +116,7 @@ void hm_lstm_bv(const double *z, double *zb, int64_t z_shape0, int64_t z_shape1,
             /* kernels.py:21: elif flush[i] > 0.5: */
             if (flush[i] > 0.5) {
                 /* kernels.py:22: c_new[i] = ig * g */
-                double c_newb_i_1[nbdirs];
+                double c_newb_i_1[ADGEN_DIRS(nbdirs)];
                 for (int64_t k = 0; k < nbdirs; ++k) c_newb_i_1[k] = c_newb[i * nbdirs + k];
                 for (int64_t k = 0; k < nbdirs; ++k) c_newb[i * nbdirs + k] = 0.0;
                 for (int64_t k = 0; k < nbdirs; ++k) igb[k] = g * c_newb_i_1[k];
@@ -124,7 +124,7 @@ void hm_lstm_bv(const double *z, double *zb, int64_t z_shape0, int64_t z_shape1,
                 for (int64_t k = 0; k < nbdirs; ++k) fb[k] = 0.0;
             } else {
                 /* kernels.py:24: c_new[i] = f * c[i] + ig * g */
-                double c_newb_i_2[nbdirs];
+                double c_newb_i_2[ADGEN_DIRS(nbdirs)];
                 for (int64_t k = 0; k < nbdirs; ++k) c_newb_i_2[k] = c_newb[i * nbdirs + k];
                 for (int64_t k = 0; k < nbdirs; ++k) c_newb[i * nbdirs + k] = 0.0;
                 for (int64_t k = 0; k < nbdirs; ++k) cb[i * nbdirs + k] += f * c_newb_i_2[k];
@@ -189,12 +189,12 @@ double xs_lookup_bv(const double *energy, double *energyb, int64_t energy_shape0
             }
             /* kernels.py:48: sigma[p] = acc */
             sigma[p] = acc;
-            double accb[nbdirs];
+            double accb[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) accb[k] = sigmab[p * nbdirs + k];
             for (int64_t k = 0; k < nbdirs; ++k) sigmab[p * nbdirs + k] = 0.0;
             for (int64_t k = 0; k < nbdirs; ++k) accb[k] = retb[k] + accb[k];
             /* kernels.py:46: for r in range(xs.shape[1]): */
-            double tb[nbdirs];
+            double tb[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) tb[k] = 0.0;
             for (int64_t r = 0; r < xs_shape1; ++r) {
                 /* kernels.py:47: acc += weight[r] * ((1.0 - t) * xs[lo, r] + t * xs[hi, r]) */
@@ -202,7 +202,7 @@ double xs_lookup_bv(const double *energy, double *energyb, int64_t energy_shape0
                 double xs_lo_r = xs[lo * xs_shape1 + r];
                 double xs_hi_r = xs[hi * xs_shape1 + r];
                 double tmp_2 = tmp_1 * xs_lo_r + t * xs_hi_r;
-                double tmp_3[nbdirs];
+                double tmp_3[ADGEN_DIRS(nbdirs)];
                 for (int64_t k = 0; k < nbdirs; ++k) tmp_3[k] = weight[r] * accb[k];
                 for (int64_t k = 0; k < nbdirs; ++k) {
                     ADGEN_OMP(omp atomic)
@@ -218,9 +218,9 @@ double xs_lookup_bv(const double *energy, double *energyb, int64_t energy_shape0
             /* kernels.py:44: t = (e - grid[lo]) / (grid[hi] - grid[lo]) */
             double tmp_4 = 1.0 / tmp;
             double tmp_5 = t / tmp;
-            double eb[nbdirs];
+            double eb[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) eb[k] = tmp_4 * tb[k];
-            double tmp_6[nbdirs];
+            double tmp_6[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) tmp_6[k] = tmp_5 * tb[k];
             for (int64_t k = 0; k < nbdirs; ++k) {
                 ADGEN_OMP(omp atomic)
@@ -284,7 +284,7 @@ double kmeans_cost_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_s
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* kernels.py:64: d2 += t * t */
                 double tmp_1 = 2.0 * (x[i * x_shape1 + j] - centers[k * centers_shape1 + j]);
-                double tb[nbdirs];
+                double tb[ADGEN_DIRS(nbdirs)];
                 for (int64_t kd = 0; kd < nbdirs; ++kd) tb[kd] = tmp_1 * retb[kd];
                 /* kernels.py:63: t = x[i, j] - centers[k, j] */
                 for (int64_t kd = 0; kd < nbdirs; ++kd) {

@@ -69,14 +69,14 @@ void hm_lstm_dv(const double *z, const double *zd, int64_t z_shape0, int64_t z_s
         double tmp_1 = 1.0 + tmp;
         double f = 1.0 / tmp_1;
         double tmp_2 = f / tmp_1;
-        double fd[nbdirs];
+        double fd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) fd[k] = tmp_2 * (tmp * zd[(i * z_shape1 + 0) * nbdirs + k]);
         /* kernels.py:16: ig = 1.0 / (1.0 + math.exp(-z[i, 1])) */
         double tmp_3 = exp(-z[i * z_shape1 + 1]);
         double tmp_4 = 1.0 + tmp_3;
         double ig = 1.0 / tmp_4;
         double tmp_5 = ig / tmp_4;
-        double igd[nbdirs];
+        double igd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) igd[k] = tmp_5 * (tmp_3 * zd[(i * z_shape1 + 1) * nbdirs + k]);
         /* kernels.py:17: o = 1.0 / (1.0 + math.exp(-z[i, 2])) */
         double tmp_6 = exp(-z[i * z_shape1 + 2]);
@@ -86,7 +86,7 @@ void hm_lstm_dv(const double *z, const double *zd, int64_t z_shape0, int64_t z_s
         /* kernels.py:18: g = math.tanh(z[i, 3]) */
         double g = tanh(z[i * z_shape1 + 3]);
         double tmp_9 = 1.0 - g * g;
-        double gd[nbdirs];
+        double gd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) gd[k] = tmp_9 * zd[(i * z_shape1 + 3) * nbdirs + k];
         /* kernels.py:19: if copy[i] > 0.5: */
         if (copy[i] > 0.5) {
@@ -122,7 +122,7 @@ double xs_lookup_dv(const double *energy, const double *energyd, int64_t energy_
     (void)sigma_shape0;
     /* kernels.py:34: for p in prange(len(energy)): */
     double total = 0.0;
-    double totald[nbdirs];
+    double totald[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) totald[k] = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: total, totald[:nbdirs]))
     for (int64_t p = 0; p < energy_shape0; ++p) {
@@ -144,17 +144,17 @@ double xs_lookup_dv(const double *energy, const double *energyd, int64_t energy_
         }
         /* kernels.py:44: t = (e - grid[lo]) / (grid[hi] - grid[lo]) */
         double grid_lo = grid[lo];
-        double gridd_lo[nbdirs];
+        double gridd_lo[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) gridd_lo[k] = gridd[lo * nbdirs + k];
         double tmp = grid[hi] - grid_lo;
         double t = (e - grid_lo) / tmp;
         double tmp_1 = 1.0 / tmp;
         double tmp_2 = t / tmp;
-        double td[nbdirs];
+        double td[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) td[k] = tmp_1 * (energyd[p * nbdirs + k] - gridd_lo[k]) - tmp_2 * (gridd[hi * nbdirs + k] - gridd_lo[k]);
         /* kernels.py:46: for r in range(xs.shape[1]): */
         double acc = 0.0;
-        double accd[nbdirs];
+        double accd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) accd[k] = 0.0;
         for (int64_t r = 0; r < xs_shape1; ++r) {
             /* kernels.py:47: acc += weight[r] * ((1.0 - t) * xs[lo, r] + t * xs[hi, r]) */
@@ -182,18 +182,18 @@ double kmeans_cost_dv(const double *x, const double *xd, int64_t x_shape0, int64
     ADGEN_ASSUME_NBDIRS(nbdirs);
     /* kernels.py:58: for i in prange(x.shape[0]): */
     double total = 0.0;
-    double totald[nbdirs];
+    double totald[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) totald[k] = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: total, totald[:nbdirs]))
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* kernels.py:60: for k in range(centers.shape[0]): */
         double best = INFINITY;
-        double bestd[nbdirs];
+        double bestd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) bestd[k] = 0.0;
         for (int64_t k_1 = 0; k_1 < centers_shape0; ++k_1) {
             /* kernels.py:62: for j in range(x.shape[1]): */
             double d2 = 0.0;
-            double d2d[nbdirs];
+            double d2d[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) d2d[k] = 0.0;
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* kernels.py:63: t = x[i, j] - centers[k, j] */

@@ -52,23 +52,23 @@ double layer_b_dv(const double *W, const double *Wd, double *Wb, double *Wbd, in
         int64_t i_3 = i + 3;
         /* layer.py:11: acc = b[i] */
         double acc = b[i];
-        double accd[nbdirs];
+        double accd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) accd[k] = bd[i * nbdirs + k];
         double acc_1 = b[i_1];
-        double accd_1[nbdirs];
+        double accd_1[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) accd_1[k] = bd[i_1 * nbdirs + k];
         double acc_2 = b[i_2];
-        double accd_2[nbdirs];
+        double accd_2[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) accd_2[k] = bd[i_2 * nbdirs + k];
         double acc_3 = b[i_3];
-        double accd_3[nbdirs];
+        double accd_3[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) accd_3[k] = bd[i_3 * nbdirs + k];
         /* layer.py:12: for j in range(W.shape[1]): */
         for (int64_t j = 0; j < W_shape1; ++j) {
             /* layer.py:13: acc += W[i, j] * x[j] */
             double W_i_j = W[i * W_shape1 + j];
             double x_j = x[j];
-            double xd_j[nbdirs];
+            double xd_j[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) xd_j[k] = xd[j * nbdirs + k];
             double W_i_j_1 = W[i_1 * W_shape1 + j];
             double W_i_j_2 = W[i_2 * W_shape1 + j];
@@ -85,7 +85,7 @@ double layer_b_dv(const double *W, const double *Wd, double *Wb, double *Wbd, in
         /* layer.py:14: y[i] = np.tanh(acc) */
         double tmp = tanh(acc);
         double tmp_1 = 1.0 - tmp * tmp;
-        double tmp_2[nbdirs];
+        double tmp_2[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_2[k] = tmp_1 * accd[k];
         y[i] = tmp;
         for (int64_t k = 0; k < nbdirs; ++k) yd[i * nbdirs + k] = tmp_2[k];
@@ -99,7 +99,7 @@ double layer_b_dv(const double *W, const double *Wd, double *Wb, double *Wbd, in
         /* layer.py:14: y[i] = np.tanh(acc) */
         double tmp_3 = tanh(acc_1);
         double tmp_4 = 1.0 - tmp_3 * tmp_3;
-        double tmp_5[nbdirs];
+        double tmp_5[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_5[k] = tmp_4 * accd_1[k];
         y[i_1] = tmp_3;
         for (int64_t k = 0; k < nbdirs; ++k) yd[i_1 * nbdirs + k] = tmp_5[k];
@@ -113,7 +113,7 @@ double layer_b_dv(const double *W, const double *Wd, double *Wb, double *Wbd, in
         /* layer.py:14: y[i] = np.tanh(acc) */
         double tmp_6 = tanh(acc_2);
         double tmp_7 = 1.0 - tmp_6 * tmp_6;
-        double tmp_8[nbdirs];
+        double tmp_8[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_8[k] = tmp_7 * accd_2[k];
         y[i_2] = tmp_6;
         for (int64_t k = 0; k < nbdirs; ++k) yd[i_2 * nbdirs + k] = tmp_8[k];
@@ -127,7 +127,7 @@ double layer_b_dv(const double *W, const double *Wd, double *Wb, double *Wbd, in
         /* layer.py:14: y[i] = np.tanh(acc) */
         double tmp_9 = tanh(acc_3);
         double tmp_10 = 1.0 - tmp_9 * tmp_9;
-        double tmp_11[nbdirs];
+        double tmp_11[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_11[k] = tmp_10 * accd_3[k];
         y[i_3] = tmp_9;
         for (int64_t k = 0; k < nbdirs; ++k) yd[i_3 * nbdirs + k] = tmp_11[k];
@@ -144,7 +144,7 @@ double layer_b_dv(const double *W, const double *Wd, double *Wb, double *Wbd, in
     for (int64_t i = i_rest; i < W_shape0; ++i) {
         /* layer.py:11: acc = b[i] */
         double acc_4 = b[i];
-        double accd_4[nbdirs];
+        double accd_4[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) accd_4[k] = bd[i * nbdirs + k];
         /* layer.py:12: for j in range(W.shape[1]): */
         for (int64_t j = 0; j < W_shape1; ++j) {
@@ -157,7 +157,7 @@ double layer_b_dv(const double *W, const double *Wd, double *Wb, double *Wbd, in
         /* layer.py:14: y[i] = np.tanh(acc) */
         double tmp_12 = tanh(acc_4);
         double tmp_13 = 1.0 - tmp_12 * tmp_12;
-        double tmp_14[nbdirs];
+        double tmp_14[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_14[k] = tmp_13 * accd_4[k];
         y[i] = tmp_12;
         for (int64_t k = 0; k < nbdirs; ++k) yd[i * nbdirs + k] = tmp_14[k];
@@ -172,10 +172,10 @@ double layer_b_dv(const double *W, const double *Wd, double *Wb, double *Wbd, in
     }
     double lossb = retb;
     for (int64_t i = W_shape0 - 1; i >= 0; --i) {
-        double tmp_15[nbdirs];
+        double tmp_15[ADGEN_DIRS(nbdirs)];
         for (int64_t k = nbdirs - 1; k >= 0; --k) tmp_15[k] = adgen_pop_f64(&tape);
         double tmp_16 = adgen_pop_f64(&tape);
-        double tmp_17[nbdirs];
+        double tmp_17[ADGEN_DIRS(nbdirs)];
         for (int64_t k = nbdirs - 1; k >= 0; --k) tmp_17[k] = adgen_pop_f64(&tape);
         double tmp_18 = adgen_pop_f64(&tape);
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
@@ -183,14 +183,14 @@ double layer_b_dv(const double *W, const double *Wd, double *Wb, double *Wbd, in
         for (int64_t k = 0; k < nbdirs; ++k) ybd[i * nbdirs + k] += lossb * (0.5 * tmp_17[k]) + 0.5 * (lossb * tmp_17[k]);
         /* layer.py:14: y[i] = np.tanh(acc) */
         double yb_i = yb[i];
-        double ybd_i[nbdirs];
+        double ybd_i[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) ybd_i[k] = ybd[i * nbdirs + k];
         yb[i] = 0.0;
         for (int64_t k = 0; k < nbdirs; ++k) ybd[i * nbdirs + k] = 0.0;
         double tmp_19 = 2.0 * tmp_16;
         double tmp_20 = 1.0 - tmp_16 * tmp_16;
         double accb = tmp_20 * yb_i;
-        double accbd[nbdirs];
+        double accbd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) accbd[k] = -(yb_i * (tmp_19 * tmp_15[k])) + tmp_20 * ybd_i[k];
         /* layer.py:12: for j in range(W.shape[1]): */
         for (int64_t j = 0; j < W_shape1; ++j) {

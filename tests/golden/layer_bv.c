@@ -116,7 +116,7 @@ double layer_bv(const double *W, double *Wb, int64_t W_shape0, int64_t W_shape1,
         adgen_put_f64(block_1, (i - i_rest) * 16 + 8, tmp_4);
         loss = loss + 0.5 * y_i_4 * y_i_4;
     }
-    double lossb[nbdirs];
+    double lossb[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) lossb[k] = retb[k];
     int64_t count_2 = W_shape0;
     const unsigned char *block_2 = adgen_pop_block(&tape, count_2 * 16);
@@ -127,11 +127,11 @@ double layer_bv(const double *W, double *Wb, int64_t W_shape0, int64_t W_shape1,
         double tmp_7 = 0.5 * tmp_6;
         for (int64_t k = 0; k < nbdirs; ++k) yb[i * nbdirs + k] += tmp_7 * lossb[k] + 0.5 * (tmp_6 * lossb[k]);
         /* layer.py:14: y[i] = np.tanh(acc) */
-        double yb_i[nbdirs];
+        double yb_i[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) yb_i[k] = yb[i * nbdirs + k];
         for (int64_t k = 0; k < nbdirs; ++k) yb[i * nbdirs + k] = 0.0;
         double tmp_8 = 1.0 - tmp_5 * tmp_5;
-        double accb[nbdirs];
+        double accb[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) accb[k] = tmp_8 * yb_i[k];
         /* layer.py:12: for j in range(W.shape[1]): */
         for (int64_t j = 0; j < W_shape1; ++j) {

@@ -34,7 +34,7 @@ double layer_dv(const double *W, const double *Wd, int64_t W_shape0, int64_t W_s
     /* layer.py:10: for i in range(W.shape[0]): */
     int64_t i_rest = 0;
     double loss = 0.0;
-    double lossd[nbdirs];
+    double lossd[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) lossd[k] = 0.0;
     for (int64_t i = 0; i < W_shape0 - 3; i += 4) {
         int64_t i_1 = i + 1;
@@ -42,23 +42,23 @@ double layer_dv(const double *W, const double *Wd, int64_t W_shape0, int64_t W_s
         int64_t i_3 = i + 3;
         /* layer.py:11: acc = b[i] */
         double acc = b[i];
-        double accd[nbdirs];
+        double accd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) accd[k] = bd[i * nbdirs + k];
         double acc_1 = b[i_1];
-        double accd_1[nbdirs];
+        double accd_1[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) accd_1[k] = bd[i_1 * nbdirs + k];
         double acc_2 = b[i_2];
-        double accd_2[nbdirs];
+        double accd_2[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) accd_2[k] = bd[i_2 * nbdirs + k];
         double acc_3 = b[i_3];
-        double accd_3[nbdirs];
+        double accd_3[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) accd_3[k] = bd[i_3 * nbdirs + k];
         /* layer.py:12: for j in range(W.shape[1]): */
         for (int64_t j = 0; j < W_shape1; ++j) {
             /* layer.py:13: acc += W[i, j] * x[j] */
             double W_i_j = W[i * W_shape1 + j];
             double x_j = x[j];
-            double xd_j[nbdirs];
+            double xd_j[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) xd_j[k] = xd[j * nbdirs + k];
             double W_i_j_1 = W[i_1 * W_shape1 + j];
             double W_i_j_2 = W[i_2 * W_shape1 + j];
@@ -79,7 +79,7 @@ double layer_dv(const double *W, const double *Wd, int64_t W_shape0, int64_t W_s
         for (int64_t k = 0; k < nbdirs; ++k) yd[i * nbdirs + k] = tmp_1 * accd[k];
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
         double y_i = y[i];
-        double yd_i[nbdirs];
+        double yd_i[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) yd_i[k] = yd[i * nbdirs + k];
         double tmp_2 = 0.5 * y_i;
         /* layer.py:14: y[i] = np.tanh(acc) */
@@ -89,7 +89,7 @@ double layer_dv(const double *W, const double *Wd, int64_t W_shape0, int64_t W_s
         for (int64_t k = 0; k < nbdirs; ++k) yd[i_1 * nbdirs + k] = tmp_4 * accd_1[k];
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
         double y_i_1 = y[i_1];
-        double yd_i_1[nbdirs];
+        double yd_i_1[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) yd_i_1[k] = yd[i_1 * nbdirs + k];
         double tmp_5 = 0.5 * y_i_1;
         /* layer.py:14: y[i] = np.tanh(acc) */
@@ -99,7 +99,7 @@ double layer_dv(const double *W, const double *Wd, int64_t W_shape0, int64_t W_s
         for (int64_t k = 0; k < nbdirs; ++k) yd[i_2 * nbdirs + k] = tmp_7 * accd_2[k];
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
         double y_i_2 = y[i_2];
-        double yd_i_2[nbdirs];
+        double yd_i_2[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) yd_i_2[k] = yd[i_2 * nbdirs + k];
         double tmp_8 = 0.5 * y_i_2;
         /* layer.py:14: y[i] = np.tanh(acc) */
@@ -109,7 +109,7 @@ double layer_dv(const double *W, const double *Wd, int64_t W_shape0, int64_t W_s
         for (int64_t k = 0; k < nbdirs; ++k) yd[i_3 * nbdirs + k] = tmp_10 * accd_3[k];
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
         double y_i_3 = y[i_3];
-        double yd_i_3[nbdirs];
+        double yd_i_3[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) yd_i_3[k] = yd[i_3 * nbdirs + k];
         double tmp_11 = 0.5 * y_i_3;
         i_rest = i + 4;
@@ -120,7 +120,7 @@ double layer_dv(const double *W, const double *Wd, int64_t W_shape0, int64_t W_s
     for (int64_t i = i_rest; i < W_shape0; ++i) {
         /* layer.py:11: acc = b[i] */
         double acc_4 = b[i];
-        double accd_4[nbdirs];
+        double accd_4[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) accd_4[k] = bd[i * nbdirs + k];
         /* layer.py:12: for j in range(W.shape[1]): */
         for (int64_t j = 0; j < W_shape1; ++j) {
@@ -137,7 +137,7 @@ double layer_dv(const double *W, const double *Wd, int64_t W_shape0, int64_t W_s
         for (int64_t k = 0; k < nbdirs; ++k) yd[i * nbdirs + k] = tmp_13 * accd_4[k];
         /* layer.py:15: loss += 0.5 * y[i] * y[i] */
         double y_i_4 = y[i];
-        double yd_i_4[nbdirs];
+        double yd_i_4[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) yd_i_4[k] = yd[i * nbdirs + k];
         double tmp_14 = 0.5 * y_i_4;
         loss = loss + tmp_14 * y_i_4;

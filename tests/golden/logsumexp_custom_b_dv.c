@@ -95,7 +95,7 @@ static void logsumexp_adjoint_dv(const double *x, const double *xd, int64_t x_sh
     ADGEN_ASSUME_NBDIRS(nbdirs);
     (void)xb_shape0;
     /* logsumexp_custom.py:18: lse = logsumexp(x) */
-    double lsed[nbdirs];
+    double lsed[ADGEN_DIRS(nbdirs)];
     double lse = logsumexp_dv(x, xd, x_shape0, nbdirs, lsed);
     /* logsumexp_custom.py:19: for i in range(len(x)): */
     for (int64_t i = 0; i < x_shape0; ++i) {
@@ -111,7 +111,7 @@ static double logsumexp_dv(const double *x, const double *xd, int64_t x_shape0, 
     ADGEN_ASSUME_NBDIRS(nbdirs);
     /* logsumexp_custom.py:25: m = x[0] */
     double m = x[0];
-    double md[nbdirs];
+    double md[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) md[kd] = xd[0 * nbdirs + kd];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
     double m_1 = m;
@@ -135,7 +135,7 @@ static double logsumexp_dv(const double *x, const double *xd, int64_t x_shape0, 
         found = false;
         k = 0;
     }
-    double md_1[nbdirs];
+    double md_1[ADGEN_DIRS(nbdirs)];
     if (found) {
         m = x[k];
         for (int64_t kd = 0; kd < nbdirs; ++kd) md_1[kd] = xd[k * nbdirs + kd];
@@ -144,7 +144,7 @@ static double logsumexp_dv(const double *x, const double *xd, int64_t x_shape0, 
     }
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double s = 0.0;
-    double sd[nbdirs];
+    double sd[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) sd[kd] = 0.0;
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:30: s += math.exp(x[i] - m) */
@@ -202,14 +202,14 @@ double softmax_loss_b_dv(const double *x, const double *xd, double *xb, double *
     logsumexp_bwd_dv(NULL, z, zd, zb, zbd, x_shape0, retb, nbdirs);
     /* logsumexp_custom.py:38: for i in range(len(x)): */
     double tb_1 = 0.0;
-    double tbd_1[nbdirs];
+    double tbd_1[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) tbd_1[kd] = 0.0;
     for (int64_t i = x_shape0 - 1; i >= 0; --i) {
         /* logsumexp_custom.py:39: z[i] = x[i] / t */
         double tmp_5 = 1.0 / t;
         double tmp_6 = x[i] / t / t;
         double zb_i = zb[i];
-        double zbd_i[nbdirs];
+        double zbd_i[ADGEN_DIRS(nbdirs)];
         for (int64_t kd = 0; kd < nbdirs; ++kd) zbd_i[kd] = zbd[i * nbdirs + kd];
         zb[i] = 0.0;
         for (int64_t kd = 0; kd < nbdirs; ++kd) zbd[i * nbdirs + kd] = 0.0;

@@ -97,23 +97,23 @@ static void logsumexp_bwd(adgen_tape *tape, const double *x, double *xb, int64_t
     bool found = adgen_get_bool(saved, 8);
     double s = adgen_get_f64(saved, 0);
     double tmp = 1.0 / s;
-    double sb[nbdirs];
+    double sb[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) sb[kd] = tmp * retb[kd];
     /* logsumexp_custom.py:29: for i in range(len(x)): */
-    double mb[nbdirs];
+    double mb[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) mb[kd] = retb[kd];
     int64_t count = x_shape0;
     const unsigned char *block = adgen_pop_block(tape, count * 8);
     for (int64_t i = x_shape0 - 1; i >= 0; --i) {
         double tmp_1 = adgen_get_f64(block, i * 8);
         /* logsumexp_custom.py:30: s += math.exp(x[i] - m) */
-        double tmp_2[nbdirs];
+        double tmp_2[ADGEN_DIRS(nbdirs)];
         for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_2[kd] = tmp_1 * sb[kd];
         for (int64_t kd = 0; kd < nbdirs; ++kd) xb[i * nbdirs + kd] += tmp_2[kd];
         for (int64_t kd = 0; kd < nbdirs; ++kd) mb[kd] = mb[kd] - tmp_2[kd];
     }
     /* logsumexp_custom.py:26: for i in range(len(x)): */
-    double mb_1[nbdirs];
+    double mb_1[ADGEN_DIRS(nbdirs)];
     if (found) {
         /* logsumexp_custom.py:27: m = max(m, x[i]) */
         for (int64_t kd = 0; kd < nbdirs; ++kd) xb[k * nbdirs + kd] += mb[kd];
@@ -164,21 +164,21 @@ double logsumexp_bv(const double *x, double *xb, int64_t x_shape0, const double 
     }
     /* logsumexp_custom.py:31: return m + math.log(s) */
     double tmp_1 = 1.0 / s;
-    double sb[nbdirs];
+    double sb[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) sb[kd] = tmp_1 * retb[kd];
     /* logsumexp_custom.py:29: for i in range(len(x)): */
-    double mb[nbdirs];
+    double mb[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) mb[kd] = retb[kd];
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:30: s += math.exp(x[i] - m) */
         double tmp_2 = exp(x[i] - m);
-        double tmp_3[nbdirs];
+        double tmp_3[ADGEN_DIRS(nbdirs)];
         for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_3[kd] = tmp_2 * sb[kd];
         for (int64_t kd = 0; kd < nbdirs; ++kd) xb[i * nbdirs + kd] += tmp_3[kd];
         for (int64_t kd = 0; kd < nbdirs; ++kd) mb[kd] = mb[kd] - tmp_3[kd];
     }
     /* logsumexp_custom.py:26: for i in range(len(x)): */
-    double mb_1[nbdirs];
+    double mb_1[ADGEN_DIRS(nbdirs)];
     if (found) {
         /* logsumexp_custom.py:27: m = max(m, x[i]) */
         for (int64_t kd = 0; kd < nbdirs; ++kd) xb[k * nbdirs + kd] += mb[kd];
@@ -214,11 +214,11 @@ double softmax_loss_bv(const double *x, double *xb, int64_t x_shape0, int64_t k,
     for (int64_t kd = 0; kd < nbdirs; ++kd) zb[k * nbdirs + kd] -= retb[kd];
     logsumexp_bwd(&tape, z, zb, x_shape0, retb, nbdirs);
     /* logsumexp_custom.py:38: for i in range(len(x)): */
-    double tb_1[nbdirs];
+    double tb_1[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) tb_1[kd] = 0.0;
     for (int64_t i = x_shape0 - 1; i >= 0; --i) {
         /* logsumexp_custom.py:39: z[i] = x[i] / t */
-        double zb_i[nbdirs];
+        double zb_i[ADGEN_DIRS(nbdirs)];
         for (int64_t kd = 0; kd < nbdirs; ++kd) zb_i[kd] = zb[i * nbdirs + kd];
         for (int64_t kd = 0; kd < nbdirs; ++kd) zb[i * nbdirs + kd] = 0.0;
         double tmp_2 = 1.0 / t;

@@ -32,7 +32,7 @@ double logsumexp_dv(const double *x, const double *xd, int64_t x_shape0, int64_t
     ADGEN_ASSUME_NBDIRS(nbdirs);
     /* logsumexp_custom.py:25: m = x[0] */
     double m = x[0];
-    double md[nbdirs];
+    double md[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) md[k] = xd[0 * nbdirs + k];
     /* logsumexp_custom.py:26: for i in range(len(x)): */
     for (int64_t i = 0; i < x_shape0; ++i) {
@@ -44,7 +44,7 @@ double logsumexp_dv(const double *x, const double *xd, int64_t x_shape0, int64_t
     }
     /* logsumexp_custom.py:29: for i in range(len(x)): */
     double s = 0.0;
-    double sd[nbdirs];
+    double sd[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) sd[k] = 0.0;
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* logsumexp_custom.py:30: s += math.exp(x[i] - m) */
@@ -74,7 +74,7 @@ double softmax_loss_dv(const double *x, const double *xd, int64_t x_shape0, int6
         for (int64_t kd = 0; kd < nbdirs; ++kd) zd[i * nbdirs + kd] = tmp_1 * xd[i * nbdirs + kd] - tmp_2 * td[kd];
     }
     /* logsumexp_custom.py:40: return logsumexp(z) - z[k] */
-    double tmp_4[nbdirs];
+    double tmp_4[ADGEN_DIRS(nbdirs)];
     double tmp_3 = logsumexp_dv(z, zd, x_shape0, nbdirs, tmp_4);
     for (int64_t kd = 0; kd < nbdirs; ++kd) retd[kd] = tmp_4[kd] - zd[k * nbdirs + kd];
     double result = tmp_3 - z[k];

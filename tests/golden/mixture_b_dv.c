@@ -83,11 +83,11 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
             }
             /* mixture.py:19: for k in range(means.shape[0]): */
             bool tmp_1 = k != -1;
-            double topd[nbdirs];
+            double topd[ADGEN_DIRS(nbdirs)];
             if (tmp_1) {
                 /* mixture.py:21: for j in range(x.shape[1]): */
                 double d2_1 = 0.0;
-                double d2d[nbdirs];
+                double d2d[ADGEN_DIRS(nbdirs)];
                 for (int64_t kd = 0; kd < nbdirs; ++kd) d2d[kd] = 0.0;
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
@@ -105,12 +105,12 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
             }
             /* mixture.py:26: for k in range(means.shape[0]): */
             double acc = 0.0;
-            double accd[nbdirs];
+            double accd[ADGEN_DIRS(nbdirs)];
             for (int64_t kd = 0; kd < nbdirs; ++kd) accd[kd] = 0.0;
             for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 double d2_2 = 0.0;
-                double d2d_1[nbdirs];
+                double d2d_1[ADGEN_DIRS(nbdirs)];
                 for (int64_t kd = 0; kd < nbdirs; ++kd) d2d_1[kd] = 0.0;
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
@@ -122,7 +122,7 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
                 }
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
                 double tmp_4 = exp(logw[k_1] - 0.5 * d2_2 - top);
-                double tmp_5[nbdirs];
+                double tmp_5[ADGEN_DIRS(nbdirs)];
                 for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_5[kd] = tmp_4 * (logwd[k_1 * nbdirs + kd] - 0.5 * d2d_1[kd] - topd[kd]);
                 /* mixture.py:26: for k in range(means.shape[0]): */
                 adgen_push_f64(&thread_tape, tmp_4);
@@ -143,21 +143,21 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
             double tmp_6 = 1.0 / acc;
             double tmp_7 = tmp_6 / acc;
             double accb = tmp_6 * topb;
-            double tmp_8[nbdirs];
+            double tmp_8[ADGEN_DIRS(nbdirs)];
             for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_8[kd] = topb * (tmp_7 * accd[kd]);
             /* mixture.py:26: for k in range(means.shape[0]): */
-            double topbd[nbdirs];
+            double topbd[ADGEN_DIRS(nbdirs)];
             for (int64_t kd = 0; kd < nbdirs; ++kd) topbd[kd] = 0.0;
             for (int64_t k_1 = means_shape0 - 1; k_1 >= 0; --k_1) {
-                double tmp_9[nbdirs];
+                double tmp_9[ADGEN_DIRS(nbdirs)];
                 for (int64_t kd = nbdirs - 1; kd >= 0; --kd) tmp_9[kd] = adgen_pop_f64(&thread_tape);
                 double tmp_10 = adgen_pop_f64(&thread_tape);
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
                 double tmp_11 = tmp_10 * accb;
-                double tmp_12[nbdirs];
+                double tmp_12[ADGEN_DIRS(nbdirs)];
                 for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_12[kd] = accb * tmp_9[kd] - tmp_10 * tmp_8[kd];
                 double tmp_13 = 0.5 * tmp_11;
-                double tmp_14[nbdirs];
+                double tmp_14[ADGEN_DIRS(nbdirs)];
                 for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_14[kd] = 0.5 * tmp_12[kd];
                 double d2b = -tmp_13;
                 logwb_t[k_1] += tmp_11;
@@ -167,7 +167,7 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
                     /* mixture.py:30: d2 += t * t */
                     double tmp_15 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
                     double tb = tmp_15 * d2b;
-                    double tbd[nbdirs];
+                    double tbd[ADGEN_DIRS(nbdirs)];
                     for (int64_t kd = 0; kd < nbdirs; ++kd) tbd[kd] = -(tmp_13 * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + kd] - meansd[(k_1 * means_shape1 + j) * nbdirs + kd]))) - tmp_15 * tmp_14[kd];
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
                     meansb_t[k_1 * means_shape1 + j] -= tb;
@@ -182,7 +182,7 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
             if (tmp_1) {
                 /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
                 double tmp_16 = 0.5 * topb;
-                double tmp_17[nbdirs];
+                double tmp_17[ADGEN_DIRS(nbdirs)];
                 for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_17[kd] = 0.5 * topbd[kd];
                 double d2b_1 = -tmp_16;
                 logwb_t[k] += topb;
@@ -192,7 +192,7 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
                     /* mixture.py:23: d2 += t * t */
                     double tmp_18 = 2.0 * (x[i * x_shape1 + j] - means[k * means_shape1 + j]);
                     double tb_1 = tmp_18 * d2b_1;
-                    double tbd_1[nbdirs];
+                    double tbd_1[ADGEN_DIRS(nbdirs)];
                     for (int64_t kd = 0; kd < nbdirs; ++kd) tbd_1[kd] = -(tmp_16 * (2.0 * (xd[(i * x_shape1 + j) * nbdirs + kd] - meansd[(k * means_shape1 + j) * nbdirs + kd]))) - tmp_18 * tmp_17[kd];
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
                     meansb_t[k * means_shape1 + j] -= tb_1;
@@ -221,24 +221,24 @@ double smooth_b_dv(const double *u, const double *ud, double *ub, double *ubd, i
     /* mixture.py:41: for i in prange(1, len(u) - 1): */
     double s = 0.0;
     double cb_1 = 0.0;
-    double cbd_1[nbdirs];
+    double cbd_1[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) cbd_1[k] = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: s, cb_1, cbd_1[:nbdirs]))
     for (int64_t i = 1; i < u_shape0 - 1; ++i) {
         /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
         int64_t tmp = i - 1;
         double tmp_1 = u[tmp];
-        double tmp_2[nbdirs];
+        double tmp_2[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_2[k] = ud[tmp * nbdirs + k];
-        double tmp_3[nbdirs];
+        double tmp_3[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_3[k] = 2.0 * cd[k];
         double tmp_4 = 1.0 - 2.0 * c;
         double u_i = u[i];
-        double ud_i[nbdirs];
+        double ud_i[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) ud_i[k] = ud[i * nbdirs + k];
         int64_t tmp_5 = i + 1;
         double tmp_6 = u[tmp_5];
-        double tmp_7[nbdirs];
+        double tmp_7[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_7[k] = ud[tmp_5 * nbdirs + k];
         v[i] = c * tmp_1 + tmp_4 * u_i + c * tmp_6;
         for (int64_t k = 0; k < nbdirs; ++k) vd[i * nbdirs + k] = tmp_1 * cd[k] + c * tmp_2[k] + (-(u_i * tmp_3[k]) + tmp_4 * ud_i[k]) + (tmp_6 * cd[k] + c * tmp_7[k]);
@@ -248,12 +248,12 @@ double smooth_b_dv(const double *u, const double *ud, double *ub, double *ubd, i
         for (int64_t k = 0; k < nbdirs; ++k) vbd[i * nbdirs + k] += retb * (2.0 * vd[i * nbdirs + k]);
         /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
         double vb_i = vb[i];
-        double vbd_i[nbdirs];
+        double vbd_i[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) vbd_i[k] = vbd[i * nbdirs + k];
         vb[i] = 0.0;
         for (int64_t k = 0; k < nbdirs; ++k) vbd[i * nbdirs + k] = 0.0;
         double tmp_8 = c * vb_i;
-        double tmp_9[nbdirs];
+        double tmp_9[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_9[k] = vb_i * cd[k] + c * vbd_i[k];
         ADGEN_OMP(omp atomic)
         ub[tmp_5] += tmp_8;

@@ -108,11 +108,11 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
             /* mixture.py:33: total += r[i] */
             for (int64_t kd = 0; kd < nbdirs; ++kd) rb[i * nbdirs + kd] += retb[kd];
             /* mixture.py:32: r[i] = top + math.log(acc) */
-            double topb[nbdirs];
+            double topb[ADGEN_DIRS(nbdirs)];
             for (int64_t kd = 0; kd < nbdirs; ++kd) topb[kd] = rb[i * nbdirs + kd];
             for (int64_t kd = 0; kd < nbdirs; ++kd) rb[i * nbdirs + kd] = 0.0;
             double tmp_3 = 1.0 / acc;
-            double accb[nbdirs];
+            double accb[ADGEN_DIRS(nbdirs)];
             for (int64_t kd = 0; kd < nbdirs; ++kd) accb[kd] = tmp_3 * topb[kd];
             /* mixture.py:26: for k in range(means.shape[0]): */
             int64_t count_1 = means_shape0;
@@ -120,16 +120,16 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
             for (int64_t k_1 = means_shape0 - 1; k_1 >= 0; --k_1) {
                 double tmp_4 = adgen_get_f64(block_1, k_1 * 8);
                 /* mixture.py:31: acc += math.exp(logw[k] - 0.5 * d2 - top) */
-                double tmp_5[nbdirs];
+                double tmp_5[ADGEN_DIRS(nbdirs)];
                 for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_5[kd] = tmp_4 * accb[kd];
-                double d2b[nbdirs];
+                double d2b[ADGEN_DIRS(nbdirs)];
                 for (int64_t kd = 0; kd < nbdirs; ++kd) d2b[kd] = -(0.5 * tmp_5[kd]);
                 for (int64_t kd = 0; kd < nbdirs; ++kd) logwb_t[k_1 * nbdirs + kd] += tmp_5[kd];
                 /* mixture.py:28: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:30: d2 += t * t */
                     double tmp_6 = 2.0 * (x[i * x_shape1 + j] - means[k_1 * means_shape1 + j]);
-                    double tb[nbdirs];
+                    double tb[ADGEN_DIRS(nbdirs)];
                     for (int64_t kd = 0; kd < nbdirs; ++kd) tb[kd] = tmp_6 * d2b[kd];
                     /* mixture.py:29: t = x[i, j] - means[k, j] */
                     for (int64_t kd = 0; kd < nbdirs; ++kd) meansb_t[(k_1 * means_shape1 + j) * nbdirs + kd] -= tb[kd];
@@ -140,14 +140,14 @@ double loglik_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_shape1
             /* mixture.py:19: for k in range(means.shape[0]): */
             if (tmp_1) {
                 /* mixture.py:24: top = max(top, logw[k] - 0.5 * d2) */
-                double d2b_1[nbdirs];
+                double d2b_1[ADGEN_DIRS(nbdirs)];
                 for (int64_t kd = 0; kd < nbdirs; ++kd) d2b_1[kd] = -(0.5 * topb[kd]);
                 for (int64_t kd = 0; kd < nbdirs; ++kd) logwb_t[k * nbdirs + kd] += topb[kd];
                 /* mixture.py:21: for j in range(x.shape[1]): */
                 for (int64_t j = 0; j < x_shape1; ++j) {
                     /* mixture.py:23: d2 += t * t */
                     double tmp_7 = 2.0 * (x[i * x_shape1 + j] - means[k * means_shape1 + j]);
-                    double tb_1[nbdirs];
+                    double tb_1[ADGEN_DIRS(nbdirs)];
                     for (int64_t kd = 0; kd < nbdirs; ++kd) tb_1[kd] = tmp_7 * d2b_1[kd];
                     /* mixture.py:22: t = x[i, j] - means[k, j] */
                     for (int64_t kd = 0; kd < nbdirs; ++kd) meansb_t[(k * means_shape1 + j) * nbdirs + kd] -= tb_1[kd];
@@ -171,7 +171,7 @@ double smooth_bv(const double *u, double *ub, int64_t u_shape0, double *v, doubl
     (void)v_shape0;
     /* mixture.py:41: for i in prange(1, len(u) - 1): */
     double s = 0.0;
-    double cb_1[nbdirs];
+    double cb_1[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) cb_1[k] = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: s, cb_1[:nbdirs]))
     for (int64_t i = 1; i < u_shape0 - 1; ++i) {
@@ -188,10 +188,10 @@ double smooth_bv(const double *u, double *ub, int64_t u_shape0, double *v, doubl
         double tmp_5 = 2.0 * v_i;
         for (int64_t k = 0; k < nbdirs; ++k) vb[i * nbdirs + k] += tmp_5 * retb[k];
         /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
-        double vb_i[nbdirs];
+        double vb_i[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) vb_i[k] = vb[i * nbdirs + k];
         for (int64_t k = 0; k < nbdirs; ++k) vb[i * nbdirs + k] = 0.0;
-        double tmp_6[nbdirs];
+        double tmp_6[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_6[k] = c * vb_i[k];
         for (int64_t k = 0; k < nbdirs; ++k) {
             ADGEN_OMP(omp atomic)

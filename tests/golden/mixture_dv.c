@@ -42,18 +42,18 @@ double loglik_dv(const double *x, const double *xd, int64_t x_shape0, int64_t x_
     (void)r_shape0;
     /* mixture.py:17: for i in prange(x.shape[0]): */
     double total = 0.0;
-    double totald[nbdirs];
+    double totald[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) totald[k] = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: total, totald[:nbdirs]))
     for (int64_t i = 0; i < x_shape0; ++i) {
         /* mixture.py:19: for k in range(means.shape[0]): */
         double top = -INFINITY;
-        double topd[nbdirs];
+        double topd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) topd[k] = 0.0;
         for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
             /* mixture.py:21: for j in range(x.shape[1]): */
             double d2 = 0.0;
-            double d2d[nbdirs];
+            double d2d[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) d2d[k] = 0.0;
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* mixture.py:22: t = x[i, j] - means[k, j] */
@@ -71,12 +71,12 @@ double loglik_dv(const double *x, const double *xd, int64_t x_shape0, int64_t x_
         }
         /* mixture.py:26: for k in range(means.shape[0]): */
         double acc = 0.0;
-        double accd[nbdirs];
+        double accd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) accd[k] = 0.0;
         for (int64_t k_1 = 0; k_1 < means_shape0; ++k_1) {
             /* mixture.py:28: for j in range(x.shape[1]): */
             double d2_1 = 0.0;
-            double d2d_1[nbdirs];
+            double d2d_1[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) d2d_1[k] = 0.0;
             for (int64_t j = 0; j < x_shape1; ++j) {
                 /* mixture.py:29: t = x[i, j] - means[k, j] */
@@ -109,7 +109,7 @@ double smooth_dv(const double *u, const double *ud, int64_t u_shape0, double *v,
     (void)v_shape0;
     /* mixture.py:41: for i in prange(1, len(u) - 1): */
     double s = 0.0;
-    double sd[nbdirs];
+    double sd[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) sd[k] = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: s, sd[:nbdirs]))
     for (int64_t i = 1; i < u_shape0 - 1; ++i) {

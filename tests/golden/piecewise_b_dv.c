@@ -39,10 +39,10 @@ double piecewise_b_dv(double x, const double *xd, double *xb, double *xbd, doubl
     double tmp_1;
     double tmp_2;
     double tmp_3;
-    double yd[nbdirs];
-    double tmp_4[nbdirs];
-    double tmp_5[nbdirs];
-    double tmp_6[nbdirs];
+    double yd[ADGEN_DIRS(nbdirs)];
+    double tmp_4[ADGEN_DIRS(nbdirs)];
+    double tmp_5[ADGEN_DIRS(nbdirs)];
+    double tmp_6[ADGEN_DIRS(nbdirs)];
     if (tmp) {
         /* piecewise.py:8: y = a * x * x */
         double tmp_7 = a * x;
@@ -60,10 +60,10 @@ double piecewise_b_dv(double x, const double *xd, double *xb, double *xbd, doubl
             /* piecewise.py:10: y = a * math.sin(x) + math.exp(-x) */
             double tmp_8 = sin(x);
             double tmp_9 = cos(x);
-            double tmp_10[nbdirs];
+            double tmp_10[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) tmp_10[k] = tmp_9 * xd[k];
             double tmp_11 = exp(-x);
-            double tmp_12[nbdirs];
+            double tmp_12[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) tmp_12[k] = tmp_11 * xd[k];
             y = a * tmp_8 + tmp_11;
             tmp_1 = tmp_11;
@@ -77,7 +77,7 @@ double piecewise_b_dv(double x, const double *xd, double *xb, double *xbd, doubl
             /* piecewise.py:12: y = math.log(x) / a */
             double tmp_13 = log(x);
             double tmp_14 = 1.0 / x;
-            double tmp_15[nbdirs];
+            double tmp_15[ADGEN_DIRS(nbdirs)];
             for (int64_t k = 0; k < nbdirs; ++k) tmp_15[k] = tmp_14 * xd[k];
             double y_1 = tmp_13 / a;
             double tmp_16 = 1.0 / a;
@@ -98,18 +98,18 @@ double piecewise_b_dv(double x, const double *xd, double *xb, double *xbd, doubl
     double tmp_20 = 0.5 / tmp_19;
     double tmp_21 = tmp_20 / tmp_19;
     double yb = tmp_18 * (tmp_20 * retb) + 2.0 * y * retb;
-    double ybd[nbdirs];
+    double ybd[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) ybd[k] = -(tmp_18 * (retb * (tmp_21 * (tmp_20 * (tmp_18 * yd[k]))))) + retb * (2.0 * yd[k]);
     /* piecewise.py:7: if x < 0.7: */
     double ab_1;
     double xb_1;
-    double abd_1[nbdirs];
-    double xbd_1[nbdirs];
+    double abd_1[ADGEN_DIRS(nbdirs)];
+    double xbd_1[ADGEN_DIRS(nbdirs)];
     if (tmp) {
         /* piecewise.py:8: y = a * x * x */
         double tmp_22 = a * x;
         double tmp_23 = x * yb;
-        double tmp_24[nbdirs];
+        double tmp_24[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_24[k] = yb * xd[k] + x * ybd[k];
         ab_1 = x * tmp_23;
         xb_1 = tmp_22 * yb + a * tmp_23;

@@ -66,15 +66,15 @@ double piecewise_bv(double x, double *xb, double a, double *ab, const double *re
     double tmp_8 = 0.5 / tmp_7;
     double tmp_9 = y >= 0.0 ? 1.0 : -1.0;
     double tmp_10 = 2.0 * y;
-    double yb[nbdirs];
+    double yb[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) yb[k] = tmp_9 * (tmp_8 * retb[k]) + tmp_10 * retb[k];
     /* piecewise.py:7: if x < 0.7: */
-    double ab_1[nbdirs];
-    double xb_1[nbdirs];
+    double ab_1[ADGEN_DIRS(nbdirs)];
+    double xb_1[ADGEN_DIRS(nbdirs)];
     if (tmp) {
         /* piecewise.py:8: y = a * x * x */
         double tmp_11 = a * x;
-        double tmp_12[nbdirs];
+        double tmp_12[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_12[k] = x * yb[k];
         for (int64_t k = 0; k < nbdirs; ++k) ab_1[k] = x * tmp_12[k];
         for (int64_t k = 0; k < nbdirs; ++k) xb_1[k] = tmp_11 * yb[k] + a * tmp_12[k];

@@ -24,7 +24,7 @@ double piecewise_dv(double x, const double *xd, double a, const double *ad, int6
     ADGEN_ASSUME_NBDIRS(nbdirs);
     /* piecewise.py:7: if x < 0.7: */
     double y;
-    double yd[nbdirs];
+    double yd[ADGEN_DIRS(nbdirs)];
     if (x < 0.7) {
         /* piecewise.py:8: y = a * x * x */
         double tmp = a * x;

@@ -52,7 +52,7 @@ static void to_polar_fwd_dv(adgen_tape *tape, double x, const double *xd, double
     double r = hypot(x, y);
     double tmp = x / r;
     double tmp_1 = y / r;
-    double rd[nbdirs];
+    double rd[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) rd[k] = tmp * xd[k] + tmp_1 * yd[k];
     /* polar.py:10: theta = math.atan2(y, x) */
     double tmp_2 = y * y + x * x;
@@ -71,14 +71,14 @@ static void to_polar_bwd_dv(adgen_tape *tape, double x, const double *xd, double
 {
     ADGEN_ASSUME_NBDIRS(nbdirs);
     /* polar.py:11: return r, theta */
-    double rd[nbdirs];
+    double rd[ADGEN_DIRS(nbdirs)];
     for (int64_t k = nbdirs - 1; k >= 0; --k) rd[k] = adgen_pop_f64(tape);
     double r = adgen_pop_f64(tape);
     /* polar.py:10: theta = math.atan2(y, x) */
     double tmp = 2.0 * y;
     double tmp_1 = 2.0 * x;
     double tmp_2 = y * y + x * x;
-    double tmp_3[nbdirs];
+    double tmp_3[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) tmp_3[k] = tmp * yd[k] + tmp_1 * xd[k];
     double tmp_4 = x / tmp_2;
     double tmp_5 = 1.0 / tmp_2;
@@ -105,13 +105,13 @@ void to_polar_b_dv(double x, const double *xd, double *xb, double *xbd, double y
     double r = hypot(x, y);
     double tmp = x / r;
     double tmp_1 = y / r;
-    double rd[nbdirs];
+    double rd[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) rd[k] = tmp * xd[k] + tmp_1 * yd[k];
     /* polar.py:10: theta = math.atan2(y, x) */
     double tmp_2 = 2.0 * y;
     double tmp_3 = 2.0 * x;
     double tmp_4 = y * y + x * x;
-    double tmp_5[nbdirs];
+    double tmp_5[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) tmp_5[k] = tmp_2 * yd[k] + tmp_3 * xd[k];
     double tmp_6 = x / tmp_4;
     double tmp_7 = 1.0 / tmp_4;
@@ -141,14 +141,14 @@ double spiral_length_b_dv(const double *xs, const double *xsd, double *xsb, doub
     double total = 0.0;
     for (int64_t i = 0; i < xs_shape0; ++i) {
         /* polar.py:17: r, theta = to_polar(xs[i], ys[i]) */
-        double xsd_i[nbdirs];
+        double xsd_i[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) xsd_i[k] = xsd[i * nbdirs + k];
-        double ysd_i[nbdirs];
+        double ysd_i[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) ysd_i[k] = ysd[i * nbdirs + k];
         double r;
         double theta;
-        double rd[nbdirs];
-        double thetad[nbdirs];
+        double rd[ADGEN_DIRS(nbdirs)];
+        double thetad[ADGEN_DIRS(nbdirs)];
         to_polar_fwd_dv(&tape, xs[i], xsd_i, ys[i], ysd_i, nbdirs, &r, &theta, rd, thetad);
         /* polar.py:18: total += r * math.cos(theta) + 0.5 * r * r * theta */
         double tmp = cos(theta);
@@ -164,40 +164,40 @@ double spiral_length_b_dv(const double *xs, const double *xsd, double *xsb, doub
     }
     double totalb = retb;
     for (int64_t i = xs_shape0 - 1; i >= 0; --i) {
-        double tmp_2[nbdirs];
+        double tmp_2[ADGEN_DIRS(nbdirs)];
         for (int64_t k = nbdirs - 1; k >= 0; --k) tmp_2[k] = adgen_pop_f64(&tape);
         double tmp_3 = adgen_pop_f64(&tape);
-        double rd_1[nbdirs];
+        double rd_1[ADGEN_DIRS(nbdirs)];
         for (int64_t k = nbdirs - 1; k >= 0; --k) rd_1[k] = adgen_pop_f64(&tape);
         double r_1 = adgen_pop_f64(&tape);
-        double thetad_1[nbdirs];
+        double thetad_1[ADGEN_DIRS(nbdirs)];
         for (int64_t k = nbdirs - 1; k >= 0; --k) thetad_1[k] = adgen_pop_f64(&tape);
         double theta_1 = adgen_pop_f64(&tape);
         /* polar.py:18: total += r * math.cos(theta) + 0.5 * r * r * theta */
         double tmp_4 = 0.5 * r_1;
-        double tmp_5[nbdirs];
+        double tmp_5[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_5[k] = 0.5 * rd_1[k];
         /* polar.py:17: r, theta = to_polar(xs[i], ys[i]) */
-        double xsd_i_1[nbdirs];
+        double xsd_i_1[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) xsd_i_1[k] = xsd[i * nbdirs + k];
-        double ysd_i_1[nbdirs];
+        double ysd_i_1[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) ysd_i_1[k] = ysd[i * nbdirs + k];
         /* polar.py:18: total += r * math.cos(theta) + 0.5 * r * r * theta */
         double tmp_6 = theta_1 * totalb;
-        double tmp_7[nbdirs];
+        double tmp_7[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_7[k] = totalb * thetad_1[k];
         double tmp_8 = r_1 * totalb;
-        double rbd[nbdirs];
+        double rbd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) rbd[k] = tmp_6 * tmp_5[k] + tmp_4 * tmp_7[k] + 0.5 * (tmp_6 * rd_1[k] + r_1 * tmp_7[k]) + totalb * tmp_2[k];
         double tmp_9 = sin(theta_1);
         double tmp_10 = cos(theta_1);
-        double thetabd[nbdirs];
+        double thetabd[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) thetabd[k] = totalb * (r_1 * tmp_5[k] + tmp_4 * rd_1[k]) - (tmp_8 * (tmp_10 * thetad_1[k]) + tmp_9 * (totalb * rd_1[k]));
         /* polar.py:17: r, theta = to_polar(xs[i], ys[i]) */
         double tmp_11;
         double tmp_12;
-        double tmp_13[nbdirs];
-        double tmp_14[nbdirs];
+        double tmp_13[ADGEN_DIRS(nbdirs)];
+        double tmp_14[ADGEN_DIRS(nbdirs)];
         to_polar_bwd_dv(&tape, xs[i], xsd_i_1, ys[i], ysd_i_1, tmp_4 * tmp_6 + 0.5 * (r_1 * tmp_6) + tmp_3 * totalb, rbd, tmp_4 * r_1 * totalb - tmp_9 * tmp_8, thetabd, nbdirs, &tmp_11, &tmp_12, tmp_13, tmp_14);
         ysb[i] += tmp_12;
         for (int64_t k = 0; k < nbdirs; ++k) ysbd[i * nbdirs + k] += tmp_14[k];

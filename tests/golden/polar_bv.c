@@ -109,7 +109,7 @@ double spiral_length_bv(const double *xs, double *xsb, int64_t xs_shape0, const 
         adgen_put_f64(saved, 16, tmp);
         total = total + (r * tmp + 0.5 * r * r * theta);
     }
-    double totalb[nbdirs];
+    double totalb[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) totalb[k] = retb[k];
     for (int64_t i = xs_shape0 - 1; i >= 0; --i) {
         const unsigned char *saved_1 = adgen_pop_block(&tape, 24);
@@ -119,16 +119,16 @@ double spiral_length_bv(const double *xs, double *xsb, int64_t xs_shape0, const 
         /* polar.py:18: total += r * math.cos(theta) + 0.5 * r * r * theta */
         double tmp_2 = 0.5 * r_1;
         double tmp_3 = tmp_2 * r_1;
-        double tmp_4[nbdirs];
+        double tmp_4[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_4[k] = theta_1 * totalb[k];
-        double rb[nbdirs];
+        double rb[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) rb[k] = tmp_2 * tmp_4[k] + 0.5 * (r_1 * tmp_4[k]) + tmp_1 * totalb[k];
         double tmp_5 = sin(theta_1);
-        double thetab[nbdirs];
+        double thetab[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) thetab[k] = tmp_3 * totalb[k] - tmp_5 * (r_1 * totalb[k]);
         /* polar.py:17: r, theta = to_polar(xs[i], ys[i]) */
-        double tmp_6[nbdirs];
-        double tmp_7[nbdirs];
+        double tmp_6[ADGEN_DIRS(nbdirs)];
+        double tmp_7[ADGEN_DIRS(nbdirs)];
         to_polar_bwd(&tape, xs[i], ys[i], rb, thetab, nbdirs, tmp_6, tmp_7);
         for (int64_t k = 0; k < nbdirs; ++k) ysb[i * nbdirs + k] += tmp_7[k];
         for (int64_t k = 0; k < nbdirs; ++k) xsb[i * nbdirs + k] += tmp_6[k];

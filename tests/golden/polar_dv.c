@@ -54,18 +54,18 @@ double spiral_length_dv(const double *xs, const double *xsd, int64_t xs_shape0, 
     (void)ys_shape0;
     /* polar.py:16: for i in range(len(xs)): */
     double total = 0.0;
-    double totald[nbdirs];
+    double totald[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) totald[k] = 0.0;
     for (int64_t i = 0; i < xs_shape0; ++i) {
         /* polar.py:17: r, theta = to_polar(xs[i], ys[i]) */
-        double xsd_i[nbdirs];
+        double xsd_i[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) xsd_i[k] = xsd[i * nbdirs + k];
-        double ysd_i[nbdirs];
+        double ysd_i[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) ysd_i[k] = ysd[i * nbdirs + k];
         double r;
         double theta;
-        double rd[nbdirs];
-        double thetad[nbdirs];
+        double rd[ADGEN_DIRS(nbdirs)];
+        double thetad[ADGEN_DIRS(nbdirs)];
         to_polar_dv(xs[i], xsd_i, ys[i], ysd_i, nbdirs, &r, &theta, rd, thetad);
         /* polar.py:18: total += r * math.cos(theta) + 0.5 * r * r * theta */
         double tmp = cos(theta);

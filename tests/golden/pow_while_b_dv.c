@@ -36,15 +36,15 @@ double power_b_dv(double x, const double *xd, double *xb, double *xbd, int64_t n
     double base = x;
     int64_t k = n;
     int64_t trips = 0;
-    double resultd[nbdirs];
-    double based[nbdirs];
+    double resultd[ADGEN_DIRS(nbdirs)];
+    double based[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) resultd[kd] = 0.0;
     for (int64_t kd = 0; kd < nbdirs; ++kd) based[kd] = xd[kd];
     while (k > 0) {
         /* pow_while.py:9: if k % 2 == 1: */
         bool tmp = adgen_mod_i64(k, 2) == 1;
         double result_1;
-        double resultd_1[nbdirs];
+        double resultd_1[ADGEN_DIRS(nbdirs)];
         if (tmp) {
             result_1 = result * base;
             for (int64_t kd = 0; kd < nbdirs; ++kd) resultd_1[kd] = base * resultd[kd] + result * based[kd];
@@ -70,8 +70,8 @@ double power_b_dv(double x, const double *xd, double *xb, double *xbd, int64_t n
     }
     double resultb = retb;
     double baseb = 0.0;
-    double resultbd[nbdirs];
-    double basebd[nbdirs];
+    double resultbd[ADGEN_DIRS(nbdirs)];
+    double basebd[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) resultbd[kd] = 0.0;
     for (int64_t kd = 0; kd < nbdirs; ++kd) basebd[kd] = 0.0;
     for (int64_t it = 0; it < trips; ++it) {
@@ -84,7 +84,7 @@ double power_b_dv(double x, const double *xd, double *xb, double *xbd, int64_t n
         /* pow_while.py:11: base = base * base */
         double tmp_3 = 2.0 * base;
         double baseb_1 = tmp_3 * baseb;
-        double basebd_1[nbdirs];
+        double basebd_1[ADGEN_DIRS(nbdirs)];
         for (int64_t kd = 0; kd < nbdirs; ++kd) basebd_1[kd] = baseb * (2.0 * based[kd]) + tmp_3 * basebd[kd];
         /* pow_while.py:9: if k % 2 == 1: */
         if (tmp_2) {

@@ -55,8 +55,8 @@ double power_bv(double x, double *xb, int64_t n, const double *retb, int64_t nbd
         k = adgen_floordiv_i64(k, 2);
         trips = trips + 1;
     }
-    double resultb[nbdirs];
-    double baseb[nbdirs];
+    double resultb[ADGEN_DIRS(nbdirs)];
+    double baseb[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) resultb[kd] = retb[kd];
     for (int64_t kd = 0; kd < nbdirs; ++kd) baseb[kd] = 0.0;
     int64_t count = trips;
@@ -67,7 +67,7 @@ double power_bv(double x, double *xb, int64_t n, const double *retb, int64_t nbd
         base = adgen_get_f64(block, (count - 1 - it) * 17);
         /* pow_while.py:11: base = base * base */
         double tmp_2 = 2.0 * base;
-        double baseb_1[nbdirs];
+        double baseb_1[ADGEN_DIRS(nbdirs)];
         for (int64_t kd = 0; kd < nbdirs; ++kd) baseb_1[kd] = tmp_2 * baseb[kd];
         /* pow_while.py:9: if k % 2 == 1: */
         if (tmp_1) {

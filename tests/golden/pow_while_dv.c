@@ -25,8 +25,8 @@ double power_dv(double x, const double *xd, int64_t n, int64_t nbdirs, double *r
     double result = 1.0;
     double base = x;
     int64_t k = n;
-    double resultd[nbdirs];
-    double based[nbdirs];
+    double resultd[ADGEN_DIRS(nbdirs)];
+    double based[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) resultd[kd] = 0.0;
     for (int64_t kd = 0; kd < nbdirs; ++kd) based[kd] = xd[kd];
     while (k > 0) {

@@ -43,8 +43,8 @@ static double continued_fraction_fwd_dv(adgen_tape *tape, double x, const double
     /* recursive.py:5: if depth == 0: */
     double tmp;
     double tmp_1;
-    double tmp_2[nbdirs];
-    double tmp_3[nbdirs];
+    double tmp_2[ADGEN_DIRS(nbdirs)];
+    double tmp_3[ADGEN_DIRS(nbdirs)];
     if (depth == 0) {
         tmp = x;
         tmp_1 = 0.0;
@@ -52,7 +52,7 @@ static double continued_fraction_fwd_dv(adgen_tape *tape, double x, const double
         for (int64_t k = 0; k < nbdirs; ++k) tmp_3[k] = 0.0;
     } else {
         /* recursive.py:7: return x + 1.0 / (1.0 + continued_fraction(x * 0.5, depth - 1)) */
-        double tmp_4[nbdirs];
+        double tmp_4[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_4[k] = 0.5 * xd[k];
         tmp_1 = continued_fraction_fwd_dv(tape, x * 0.5, tmp_4, depth - 1, nbdirs, tmp_3);
         double tmp_5 = 1.0 + tmp_1;
@@ -72,11 +72,11 @@ static void continued_fraction_bwd_dv(adgen_tape *tape, double x, int64_t depth,
 {
     ADGEN_ASSUME_NBDIRS(nbdirs);
     /* recursive.py:5: if depth == 0: */
-    double tmp[nbdirs];
+    double tmp[ADGEN_DIRS(nbdirs)];
     for (int64_t k = nbdirs - 1; k >= 0; --k) tmp[k] = adgen_pop_f64(tape);
     double tmp_1 = adgen_pop_f64(tape);
     double xb_1;
-    double xbd_1[nbdirs];
+    double xbd_1[ADGEN_DIRS(nbdirs)];
     if (depth == 0) {
         xb_1 = retb;
         for (int64_t k = 0; k < nbdirs; ++k) xbd_1[k] = retbd[k];
@@ -86,10 +86,10 @@ static void continued_fraction_bwd_dv(adgen_tape *tape, double x, int64_t depth,
         double tmp_3 = 1.0 / tmp_2;
         double tmp_4 = tmp_3 / tmp_2;
         double tmp_5 = tmp_4 / tmp_2;
-        double tmp_6[nbdirs];
+        double tmp_6[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_6[k] = -(retb * (-(tmp_3 * (tmp_4 * tmp[k])) - tmp_5 * tmp[k]) + tmp_4 * retbd[k]);
         double tmp_7;
-        double tmp_8[nbdirs];
+        double tmp_8[ADGEN_DIRS(nbdirs)];
         continued_fraction_bwd_dv(tape, x * 0.5, depth - 1, -(tmp_4 * retb), tmp_6, nbdirs, &tmp_7, tmp_8);
         xb_1 = retb + 0.5 * tmp_7;
         for (int64_t k = 0; k < nbdirs; ++k) xbd_1[k] = retbd[k] + 0.5 * tmp_8[k];
@@ -106,7 +106,7 @@ double continued_fraction_b_dv(double x, const double *xd, double *xb, double *x
     /* recursive.py:5: if depth == 0: */
     double tmp;
     double xb_1;
-    double xbd_1[nbdirs];
+    double xbd_1[ADGEN_DIRS(nbdirs)];
     if (depth == 0) {
         tmp = x;
         xb_1 = retb;
@@ -114,19 +114,19 @@ double continued_fraction_b_dv(double x, const double *xd, double *xb, double *x
     } else {
         /* recursive.py:7: return x + 1.0 / (1.0 + continued_fraction(x * 0.5, depth - 1)) */
         double tmp_1 = x * 0.5;
-        double tmp_2[nbdirs];
+        double tmp_2[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_2[k] = 0.5 * xd[k];
         int64_t tmp_3 = depth - 1;
-        double tmp_5[nbdirs];
+        double tmp_5[ADGEN_DIRS(nbdirs)];
         double tmp_4 = continued_fraction_fwd_dv(&tape, tmp_1, tmp_2, tmp_3, nbdirs, tmp_5);
         double tmp_6 = 1.0 + tmp_4;
         double tmp_7 = 1.0 / tmp_6;
         double tmp_8 = tmp_7 / tmp_6;
         double tmp_9 = tmp_8 / tmp_6;
-        double tmp_10[nbdirs];
+        double tmp_10[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_10[k] = -(retb * (-(tmp_7 * (tmp_8 * tmp_5[k])) - tmp_9 * tmp_5[k]));
         double tmp_11;
-        double tmp_12[nbdirs];
+        double tmp_12[ADGEN_DIRS(nbdirs)];
         continued_fraction_bwd_dv(&tape, tmp_1, tmp_3, -(tmp_8 * retb), tmp_10, nbdirs, &tmp_11, tmp_12);
         tmp = x + tmp_7;
         xb_1 = retb + 0.5 * tmp_11;
@@ -149,25 +149,25 @@ double series_b_dv(double x, const double *xd, double *xb, double *xbd, int64_t 
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_1 = (double)k;
         double tmp = 1.0 / k_1;
-        double tmp_1[nbdirs];
+        double tmp_1[ADGEN_DIRS(nbdirs)];
         for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_1[kd] = tmp * xd[kd];
-        double tmp_3[nbdirs];
+        double tmp_3[ADGEN_DIRS(nbdirs)];
         double tmp_2 = continued_fraction_fwd_dv(&tape, x / k_1, tmp_1, k, nbdirs, tmp_3);
         total = total + tmp_2 / k_1;
     }
     /* recursive.py:12: for k in range(1, n + 1): */
     double totalb = retb;
     double xb_1 = 0.0;
-    double xbd_1[nbdirs];
+    double xbd_1[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) xbd_1[kd] = 0.0;
     for (int64_t k = n; k >= 1; --k) {
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_2 = (double)k;
         double tmp_4 = 1.0 / k_2;
-        double tmpd[nbdirs];
+        double tmpd[ADGEN_DIRS(nbdirs)];
         for (int64_t kd = 0; kd < nbdirs; ++kd) tmpd[kd] = 0.0;
         double tmp_5;
-        double tmp_6[nbdirs];
+        double tmp_6[ADGEN_DIRS(nbdirs)];
         continued_fraction_bwd_dv(&tape, x / k_2, k, tmp_4 * totalb, tmpd, nbdirs, &tmp_5, tmp_6);
         xb_1 = xb_1 + tmp_4 * tmp_5;
         for (int64_t kd = 0; kd < nbdirs; ++kd) xbd_1[kd] = xbd_1[kd] + tmp_4 * tmp_6[kd];

@@ -60,16 +60,16 @@ static void continued_fraction_bwd(adgen_tape *tape, double x, int64_t depth, co
     ADGEN_ASSUME_NBDIRS(nbdirs);
     /* recursive.py:5: if depth == 0: */
     double tmp = adgen_pop_f64(tape);
-    double xb_1[nbdirs];
+    double xb_1[ADGEN_DIRS(nbdirs)];
     if (depth == 0) {
         for (int64_t k = 0; k < nbdirs; ++k) xb_1[k] = retb[k];
     } else {
         /* recursive.py:7: return x + 1.0 / (1.0 + continued_fraction(x * 0.5, depth - 1)) */
         double tmp_1 = 1.0 + tmp;
         double tmp_2 = 1.0 / tmp_1 / tmp_1;
-        double tmp_3[nbdirs];
+        double tmp_3[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_3[k] = -(tmp_2 * retb[k]);
-        double tmp_4[nbdirs];
+        double tmp_4[ADGEN_DIRS(nbdirs)];
         continued_fraction_bwd(tape, x * 0.5, depth - 1, tmp_3, nbdirs, tmp_4);
         for (int64_t k = 0; k < nbdirs; ++k) xb_1[k] = retb[k] + 0.5 * tmp_4[k];
     }
@@ -83,7 +83,7 @@ double continued_fraction_bv(double x, double *xb, int64_t depth, const double *
     adgen_tape tape = ADGEN_TAPE_INIT;
     /* recursive.py:5: if depth == 0: */
     double tmp;
-    double xb_1[nbdirs];
+    double xb_1[ADGEN_DIRS(nbdirs)];
     if (depth == 0) {
         tmp = x;
         for (int64_t k = 0; k < nbdirs; ++k) xb_1[k] = retb[k];
@@ -95,9 +95,9 @@ double continued_fraction_bv(double x, double *xb, int64_t depth, const double *
         double tmp_4 = 1.0 + tmp_3;
         double tmp_5 = 1.0 / tmp_4;
         double tmp_6 = tmp_5 / tmp_4;
-        double tmp_7[nbdirs];
+        double tmp_7[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_7[k] = -(tmp_6 * retb[k]);
-        double tmp_8[nbdirs];
+        double tmp_8[ADGEN_DIRS(nbdirs)];
         continued_fraction_bwd(&tape, tmp_1, tmp_2, tmp_7, nbdirs, tmp_8);
         tmp = x + tmp_5;
         for (int64_t k = 0; k < nbdirs; ++k) xb_1[k] = retb[k] + 0.5 * tmp_8[k];
@@ -121,17 +121,17 @@ double series_bv(double x, double *xb, int64_t n, const double *retb, int64_t nb
         total = total + tmp / k_1;
     }
     /* recursive.py:12: for k in range(1, n + 1): */
-    double totalb[nbdirs];
-    double xb_1[nbdirs];
+    double totalb[ADGEN_DIRS(nbdirs)];
+    double xb_1[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) totalb[kd] = retb[kd];
     for (int64_t kd = 0; kd < nbdirs; ++kd) xb_1[kd] = 0.0;
     for (int64_t k = n; k >= 1; --k) {
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_2 = (double)k;
         double tmp_1 = 1.0 / k_2;
-        double tmp_2[nbdirs];
+        double tmp_2[ADGEN_DIRS(nbdirs)];
         for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_2[kd] = tmp_1 * totalb[kd];
-        double tmp_3[nbdirs];
+        double tmp_3[ADGEN_DIRS(nbdirs)];
         continued_fraction_bwd(&tape, x / k_2, k, tmp_2, nbdirs, tmp_3);
         for (int64_t kd = 0; kd < nbdirs; ++kd) xb_1[kd] = xb_1[kd] + tmp_1 * tmp_3[kd];
     }

@@ -34,9 +34,9 @@ double continued_fraction_dv(double x, const double *xd, int64_t depth, int64_t 
         return x;
     }
     /* recursive.py:7: return x + 1.0 / (1.0 + continued_fraction(x * 0.5, depth - 1)) */
-    double tmp[nbdirs];
+    double tmp[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) tmp[k] = 0.5 * xd[k];
-    double tmp_2[nbdirs];
+    double tmp_2[ADGEN_DIRS(nbdirs)];
     double tmp_1 = continued_fraction_dv(x * 0.5, tmp, depth - 1, nbdirs, tmp_2);
     double tmp_3 = 1.0 + tmp_1;
     double tmp_4 = 1.0 / tmp_3;
@@ -50,15 +50,15 @@ double series_dv(double x, const double *xd, int64_t n, int64_t nbdirs, double *
     ADGEN_ASSUME_NBDIRS(nbdirs);
     /* recursive.py:12: for k in range(1, n + 1): */
     double total = 0.0;
-    double totald[nbdirs];
+    double totald[ADGEN_DIRS(nbdirs)];
     for (int64_t kd = 0; kd < nbdirs; ++kd) totald[kd] = 0.0;
     for (int64_t k = 1; k < n + 1; ++k) {
         /* recursive.py:13: total += continued_fraction(x / k, k) / k */
         double k_1 = (double)k;
         double tmp = 1.0 / k_1;
-        double tmp_1[nbdirs];
+        double tmp_1[ADGEN_DIRS(nbdirs)];
         for (int64_t kd = 0; kd < nbdirs; ++kd) tmp_1[kd] = tmp * xd[kd];
-        double tmp_3[nbdirs];
+        double tmp_3[ADGEN_DIRS(nbdirs)];
         double tmp_2 = continued_fraction_dv(x / k_1, tmp_1, k, nbdirs, tmp_3);
         total = total + tmp_2 / k_1;
         for (int64_t kd = 0; kd < nbdirs; ++kd) totald[kd] = totald[kd] + tmp * tmp_3[kd];

@@ -37,16 +37,16 @@ double rosenbrock_b_dv(const double *x, const double *xd, double *xb, double *xb
         /* rosenbrock.py:9: s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2 */
         int64_t tmp = i + 1;
         double x_i = x[i];
-        double xd_i[nbdirs];
+        double xd_i[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) xd_i[k] = xd[i * nbdirs + k];
         double tmp_1 = 2.0 * x_i;
         double tmp_2 = x[tmp] - x_i * x_i;
         double tmp_3 = 1.0 - x_i;
-        double tmp_4[nbdirs];
+        double tmp_4[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_4[k] = 2.0 * xd_i[k];
         double tmp_5 = 100.0 * sb;
         double tmp_6 = 2.0 * tmp_2 * tmp_5;
-        double tmp_7[nbdirs];
+        double tmp_7[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_7[k] = tmp_5 * (2.0 * (xd[tmp * nbdirs + k] - tmp_1 * xd_i[k]));
         xb[i] += -(2.0 * tmp_3 * sb) - tmp_1 * tmp_6;
         for (int64_t k = 0; k < nbdirs; ++k) xbd[i * nbdirs + k] += sb * tmp_4[k] - (tmp_6 * tmp_4[k] + tmp_1 * tmp_7[k]);

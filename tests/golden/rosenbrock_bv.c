@@ -32,7 +32,7 @@ double rosenbrock_bv(const double *x, double *xb, int64_t x_shape0, const double
     ADGEN_ASSUME_NBDIRS(nbdirs);
     /* rosenbrock.py:8: for i in range(len(x) - 1): */
     double s = 0.0;
-    double sb[nbdirs];
+    double sb[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) sb[k] = retb[k];
     for (int64_t i = 0; i < x_shape0 - 1; ++i) {
         /* rosenbrock.py:9: s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2 */
@@ -42,7 +42,7 @@ double rosenbrock_bv(const double *x, double *xb, int64_t x_shape0, const double
         double tmp_2 = 1.0 - x_i;
         double tmp_3 = 2.0 * tmp_2;
         double tmp_4 = 2.0 * tmp_1;
-        double tmp_5[nbdirs];
+        double tmp_5[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) tmp_5[k] = tmp_4 * (100.0 * sb[k]);
         double tmp_6 = 2.0 * x_i;
         for (int64_t k = 0; k < nbdirs; ++k) xb[i * nbdirs + k] += -(tmp_3 * sb[k]) - tmp_6 * tmp_5[k];

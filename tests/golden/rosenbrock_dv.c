@@ -24,13 +24,13 @@ double rosenbrock_dv(const double *x, const double *xd, int64_t x_shape0, int64_
     ADGEN_ASSUME_NBDIRS(nbdirs);
     /* rosenbrock.py:8: for i in range(len(x) - 1): */
     double s = 0.0;
-    double sd[nbdirs];
+    double sd[ADGEN_DIRS(nbdirs)];
     for (int64_t k = 0; k < nbdirs; ++k) sd[k] = 0.0;
     for (int64_t i = 0; i < x_shape0 - 1; ++i) {
         /* rosenbrock.py:9: s += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2 */
         int64_t tmp = i + 1;
         double x_i = x[i];
-        double xd_i[nbdirs];
+        double xd_i[ADGEN_DIRS(nbdirs)];
         for (int64_t k = 0; k < nbdirs; ++k) xd_i[k] = xd[i * nbdirs + k];
         double tmp_1 = 2.0 * x_i;
         double tmp_2 = x[tmp] - x_i * x_i;

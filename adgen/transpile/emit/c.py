@@ -335,7 +335,7 @@ class FunctionEmitter(Variables):
         var = self.var_of[v]
         if var.vector:
             if not var.declared:
-                self.emit(f"{var.ctype} {var.name}[{self.nbdirs}];", depth)
+                self.emit(self.dirs_array(var.ctype, var.name), depth)
                 var.declared = True
             if vec_rhs is not None:
                 self.emit(self.dir_loop(f"{var.name}[{self.dir}] = {vec_rhs};"), depth)
@@ -353,6 +353,11 @@ class FunctionEmitter(Variables):
 
     def dir_loop(self, stmt: str) -> str:
         return f"for (int64_t {self.dir} = 0; {self.dir} < {self.nbdirs}; ++{self.dir}) {stmt}"
+
+    def dirs_array(self, ctype: str, name: str) -> str:
+        """The declaration of a local array of directions: of constant length where the
+        build fixes the number of directions (the runtime's ``ADGEN_DIRS``)."""
+        return f"{ctype} {name}[ADGEN_DIRS({self.nbdirs})];"
 
     def op_value(self, op: Op, depth: int) -> None:
         v = op.results[0]
@@ -547,7 +552,7 @@ class FunctionEmitter(Variables):
 
     def materialize_vec(self, v: Value, depth: int) -> str:
         name = self.fresh_name("tmpd")
-        self.emit(f"{self.ctype(v.type)} {name}[{self.nbdirs}];", depth)
+        self.emit(self.dirs_array(self.ctype(v.type), name), depth)
         self.emit(self.dir_loop(f"{name}[{self.dir}] = {self.expr(v, vec=True).text};"), depth)
         return name
 
@@ -576,7 +581,7 @@ class FunctionEmitter(Variables):
                 dv, s = pending.pop(0)
                 tmp = self.fresh_name(dv.name + "_old")
                 if dv.vector:
-                    self.emit(f"{dv.ctype} {tmp}[{self.nbdirs}];", depth)
+                    self.emit(self.dirs_array(dv.ctype, tmp), depth)
                     self.emit(self.dir_loop(f"{tmp}[{self.dir}] = {dv.name}[{self.dir}];"), depth)
                 else:
                     self.emit(f"{dv.ctype} {tmp} = {dv.name};", depth)
@@ -596,7 +601,7 @@ class FunctionEmitter(Variables):
             var = self.var_of[v]
             if not var.declared:
                 if var.vector:
-                    self.emit(f"{var.ctype} {var.name}[{self.nbdirs}];", depth)
+                    self.emit(self.dirs_array(var.ctype, var.name), depth)
                 else:
                     self.emit(f"{var.ctype} {var.name};", depth)
                 var.declared = True
