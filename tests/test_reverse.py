@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
 import textwrap
@@ -296,6 +297,78 @@ def test_short_circuit_conditions_are_written_with_and_and_or(tmp_path: Path) ->
     assert m.first(x, 2.0) == x[1] * 2.0 + x[2] * x[2]  # i = 1, j = 2
     report = adgen.check(path, args={"first": (x, 1.9), "partial": (x, 4.0)},
                          modes=("forward", "reverse"))
+    assert report.ok, report.table()
+
+
+def test_a_chained_comparison_runs_a_later_operand_only_when_the_earlier_hold(
+        tmp_path: Path) -> None:
+    """``x < 0.0 < bump(a)`` is ``x < 0.0 and 0.0 < bump(a)``: CPython calls ``bump`` only
+    where ``x < 0.0``.  The C called it first (``a`` incremented, another result); an index
+    out of range read past the array.  Operands that cannot fault stay one expression."""
+    path = module(tmp_path, """
+    def bump(a: Array[f64]) -> float:
+        a[0] = a[0] + 1.0
+        return a[0]
+
+
+    def f(a: Array[f64], x: float, y: float) -> float:
+        if x < 0.0 < y < bump(a) < 10.0:
+            return x
+        return a[0] * x
+
+
+    def at(a: Array[f64], i: int, x: float) -> float:
+        return x * 2.0 if x < 0.0 < a[i] else x
+    """)
+    m = adgen.load(path, modes=("primal", "reverse"), debug=True)
+    spec = importlib.util.spec_from_file_location("chain_py", path)
+    py = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(py)  # type: ignore[union-attr]
+    for x, y in ((2.0, 1.0), (-1.0, -1.0), (-1.0, 1.0), (2.0, -1.0), (-1.0, 20.0)):
+        a_c, a_py = np.array([1.0]), np.array([1.0])
+        assert (m.f(a_c, x, y), a_c.tolist()) == (py.f(a_py, x, y), a_py.tolist()), (x, y)
+    assert m.at(np.array([1.0]), 5, 3.0) == 3.0  # i out of range, never read (a debug build)
+    text = m.transpiled.outputs["primal"].source.text  # type: ignore[attr-defined]
+    assert "if ((x < 0.0) && (0.0 < y)) {" in text, text
+    report = adgen.check(path, args={"f": (np.array([1.0]), -1.0, 1.0)}, functions=("f",),
+                         modes=("forward", "reverse"))
+    assert report.ok, report.table()
+
+
+def test_the_arm_a_conditional_expression_does_not_take_adds_no_nan(tmp_path: Path) -> None:
+    """``1.0 / y if x > 0.0 else 0.0`` was computed as a select, both arms: the adjoint of
+    the arm not taken multiplied its partials (-inf at y = 0, NaN for ``x ** 1.5`` at
+    x < 0) by a zero adjoint, NaN, where CPython never evaluates that arm (the derivative
+    is 0).  Such arms are branches now; arms whose partials are finite stay a select."""
+    path = module(tmp_path, """
+    def f(x: float, y: float) -> float:
+        return 1.0 / y if x > 0.0 else x
+
+
+    def g(x: float) -> float:
+        return x ** 1.5 if x > 0.0 else 0.0
+
+
+    def h(x: Array[f64]) -> float:
+        s = 0.0
+        for i in range(len(x)):
+            t = x[i]
+            s += 1.0 / t if t > 0.0 else t
+        return s
+
+
+    def k(x: float, y: float) -> float:
+        return x * x / 2.0 if x > y ** 2 else x - y * -3.0
+    """)
+    m = adgen.load(path, modes=("primal", "forward", "reverse", "hvp"))
+    assert m.f.vjp((-1.0, 0.0), 1.0)[1] == (1.0, 0.0)
+    assert m.g.vjp((-1.0,), 1.0)[1] == (0.0,)
+    assert m.g.hvp((-1.0,), (1.0,)) == (0.0,)
+    assert m.h.vjp((np.array([1.0, 0.0, -2.0]),), 1.0)[1][0].tolist() == [-1.0, 1.0, 1.0]
+    text = m.transpiled.outputs["primal"].source.text  # type: ignore[attr-defined]
+    assert "return x > y * y ? x * x / 2.0 : x - y * -3.0;" in text, text
+    report = adgen.check(path, args={"f": (-1.0, 0.0), "g": (-1.0,), "k": (0.5, 2.0),
+                                     "h": (np.array([1.0, -0.5, -2.0]),)})
     assert report.ok, report.table()
 
 

@@ -472,26 +472,38 @@ class ExpressionLowering:
         return self.at(node).prim("ne", v, zero)
 
     def comparison(self, node: cst.Comparison) -> Value:
-        left, left_node = self.expr(node.left), node.left
-        result: Value | None = None
-        for target in node.comparisons:
-            op = COMPARES.get(type(target.operator))
-            if op is None:
-                spelled = UNSUPPORTED_COMPARES.get(type(target.operator), "this comparison")
-                raise self.error(target.operator, f"'{spelled}' is not supported (compare numbers "
-                                                  "with < <= > >= == !=)")
-            right = self.expr(target.comparator)
-            ta, tb = self.scalar(left_node, left), self.scalar(target.comparator, right)
-            if ta.is_bool != tb.is_bool:
-                raise self.error(target.operator, "comparing a boolean with a number is not "
-                                                  "supported (compare numbers with numbers, "
-                                                  "booleans with booleans)")
-            a, b = self.unify(node, left, right)
-            cmp = self.at(node).prim(op, a, b)
-            result = cmp if result is None else self.at(node).prim("and", result, cmp)
-            left, left_node = right, target.comparator
-        assert result is not None
-        return result
+        """``a < b < c`` is ``a < b and b < c`` with ``b`` evaluated once; as with ``and``, an
+        operand that may fault or write (an index, a call) is evaluated only when the
+        comparisons before it hold."""
+        return self.compare_chain(node, self.expr(node.left), node.left, list(node.comparisons))
+
+    def compare_chain(self, node: cst.Comparison, left: Value, left_node: cst.BaseExpression,
+                      rest: list[cst.ComparisonTarget], held: Value | None = None) -> Value:
+        """The comparisons ``rest`` from ``left`` on, and-ed to ``held`` (those before)."""
+        target = rest[0]
+        op = COMPARES.get(type(target.operator))
+        if op is None:
+            spelled = UNSUPPORTED_COMPARES.get(type(target.operator), "this comparison")
+            raise self.error(target.operator, f"'{spelled}' is not supported (compare numbers "
+                                              "with < <= > >= == !=)")
+        right = self.expr(target.comparator)
+        ta, tb = self.scalar(left_node, left), self.scalar(target.comparator, right)
+        if ta.is_bool != tb.is_bool:
+            raise self.error(target.operator, "comparing a boolean with a number is not "
+                                              "supported (compare numbers with numbers, "
+                                              "booleans with booleans)")
+        a, b = self.unify(node, left, right)
+        cmp = self.at(node).prim(op, a, b)
+        if held is not None:
+            cmp = self.at(node).prim("and", held, cmp)
+        if len(rest) == 1:
+            return cmp
+        if is_safe_expression(rest[1].comparator):
+            return self.compare_chain(node, right, target.comparator, rest[1:], cmp)
+        false = self.at(node).const(False, BOOL)
+        return self.lazy_select(node, cmp, false, right_first=True,
+                                build=lambda: self.compare_chain(node, right, target.comparator,
+                                                                 rest[1:]))
 
     def boolean(self, node: cst.BooleanOperation) -> Value:
         opname = "and" if isinstance(node.operator, cst.And) else "or"
@@ -506,15 +518,22 @@ class ExpressionLowering:
             return self.at(node).prim(opname, left, right)
         # the right operand may fault (an index, a call): evaluate it only when needed
         short = self.at(node).const(opname == "or", BOOL)
-        return self.lazy_select(node, left, node.right, short, right_first=(opname == "and"),
-                                check=lambda n, v: self.check_bool(n, v, opname))
+
+        def build() -> Value:
+            right = self.expr(node.right)
+            self.check_bool(node.right, right, opname)
+            return right
+        return self.lazy_select(node, left, short, right_first=(opname == "and"), build=build,
+                                lazy_node=node.right)
 
     def check_bool(self, node: cst.CSTNode, v: Value, opname: str) -> None:
         if not (isinstance(v.type, ScalarType) and v.type.is_bool):
             raise self.error(node, f"'{opname}' needs boolean operands (compare explicitly, e.g. x != 0)")
 
-    def lazy_select(self, node: cst.CSTNode, cond: Value, lazy: cst.BaseExpression, other: Value,
-                    right_first: bool, check: Callable[[cst.CSTNode, Value], None]) -> Value:
+    def lazy_select(self, node: cst.CSTNode, cond: Value, other: Value, right_first: bool,
+                    build: Callable[[], Value], lazy_node: cst.CSTNode | None = None) -> Value:
+        """``build()`` where ``cond`` is true (``right_first``) or false, ``other`` elsewhere:
+        the ops ``build`` adds run only on their side of the branch."""
         b = self.at(node)
         op = If([cond], [], b.loc, regions=[Region(), Region()])
         b.insert(op)
@@ -522,9 +541,8 @@ class ExpressionLowering:
         lazy_region, other_region = (op.regions[0], op.regions[1]) if right_first else \
             (op.regions[1], op.regions[0])
         self.builder.region = lazy_region
-        v = self.expr(lazy)
-        check(lazy, v)
-        lazy_region.ops.append(Yield([v], [], self.loc_of(lazy)))
+        v = build()
+        lazy_region.ops.append(Yield([v], [], self.loc_of(lazy_node or node)))
         other_region.ops.append(Yield([other], [], self.loc_of(node)))
         self.builder.region = outer
         result = Value(v.type)
@@ -533,8 +551,13 @@ class ExpressionLowering:
         return result
 
     def if_expression(self, node: cst.IfExp) -> Value:
+        """A ``select`` (both arms computed, one kept: no branch in the loop) where evaluating
+        the arms eagerly cannot fault and their partial derivatives are finite; a branch
+        otherwise, as CPython evaluates only the arm it takes.  (The adjoint of a select
+        multiplies the partials of the arm not taken by a zero adjoint: the ``-inf`` of
+        ``1.0 / y`` at ``y = 0``, or the NaN of ``x ** 1.5`` at ``x < 0``, times zero is NaN.)"""
         cond = self.to_bool(node.test, self.expr(node.test))
-        if is_safe_expression(node.body) and is_safe_expression(node.orelse):
+        if all(is_safe_expression(arm) and has_finite_partials(arm) for arm in (node.body, node.orelse)):
             a, b = self.expr(node.body), self.expr(node.orelse)
             a, b = self.unify(node, a, b)
             return self.at(node).prim("select", cond, a, b)
@@ -878,6 +901,39 @@ def type_spelled(t: Type) -> str:
 def spelled(node: cst.BaseExpression) -> str:
     """A name as written, for hints in messages ('a' for anything else)."""
     return node.value if isinstance(node, cst.Name) else "a"
+
+
+def _literal_value(node: cst.BaseExpression) -> float | None:
+    """The value of a number literal, possibly negated, or None."""
+    sign = 1.0
+    while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        sign = -sign if isinstance(node.operator, cst.Minus) else sign
+        node = node.expression
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return sign * float(node.evaluated_value)
+    return None
+
+
+def has_finite_partials(node: cst.CSTNode) -> bool:
+    """No ``/`` but by a nonzero number literal and no ``**`` but to a literal whole
+    exponent of 0 or more: the partial derivatives of the expression's operations are
+    finite wherever its operands are (``+ - *`` and negation; an index or a call is
+    ``is_safe_expression``'s business)."""
+    finite = True
+
+    class V(cst.CSTVisitor):
+        def visit_BinaryOperation(self, n: cst.BinaryOperation) -> bool:
+            nonlocal finite
+            if isinstance(n.operator, cst.Divide):
+                value = _literal_value(n.right)
+                finite = finite and value is not None and value != 0.0
+            elif isinstance(n.operator, cst.Power):
+                value = _literal_value(n.right)
+                finite = finite and value is not None and value >= 0.0 and value == int(value)
+            return True
+
+    node.visit(V())
+    return finite
 
 
 def is_safe_expression(node: cst.CSTNode) -> bool:
