@@ -170,6 +170,11 @@ CASES = [
             k = n * 2 ** 70
             return x * k
         """), 2, 13, "does not fit in 64 bits", None),
+    # (beyond a double too: the test for a select read its value as a float and crashed)
+    ("integer constant beyond a double, a divisor in a conditional expression", module(f"""
+        def f(x: float, c: bool) -> float:
+            return 1.0 if c else x / 1{"0" * 320}
+        """), 2, 30, "does not fit in 64 bits", None),
     ("function named like a C keyword", module("""
         def double(p: float) -> float:
             return p * 2.0

@@ -557,7 +557,8 @@ class ExpressionLowering:
         multiplies the partials of the arm not taken by a zero adjoint: the ``-inf`` of
         ``1.0 / y`` at ``y = 0``, or the NaN of ``x ** 1.5`` at ``x < 0``, times zero is NaN.)"""
         cond = self.to_bool(node.test, self.expr(node.test))
-        if all(is_safe_expression(arm) and has_finite_partials(arm) for arm in (node.body, node.orelse)):
+        arms = (node.body, node.orelse)
+        if all(is_safe_expression(arm) and has_finite_partials(arm) for arm in arms):
             a, b = self.expr(node.body), self.expr(node.orelse)
             a, b = self.unify(node, a, b)
             return self.at(node).prim("select", cond, a, b)
@@ -910,7 +911,10 @@ def _literal_value(node: cst.BaseExpression) -> float | None:
         sign = -sign if isinstance(node.operator, cst.Minus) else sign
         node = node.expression
     if isinstance(node, (cst.Integer, cst.Float)):
-        return sign * float(node.evaluated_value)
+        try:
+            return sign * float(node.evaluated_value)
+        except OverflowError:  # an integer literal beyond a double: refused when lowered
+            return None
     return None
 
 
