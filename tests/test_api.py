@@ -479,3 +479,9 @@ def test_a_build_with_a_fixed_number_of_directions() -> None:
     adgen.load(EX / "rosenbrock.py", modes=modes, cflags=no_vla + ["-DADGEN_NBDIRS=5"])
     with pytest.raises(adgen.build.BuildError, match=r"\[-Werror=vla\]"):
         adgen.load(EX / "rosenbrock.py", modes=modes, cflags=no_vla)
+    # a prange's body is a function of its own under OpenMP, which must know the count too:
+    # with one direction gcc -Wall took the fixed arrays for ones left unset
+    strict = list(adgen.build.DEFAULT_CFLAGS) + ["-Wall", "-Wextra", "-Werror", "-DADGEN_NBDIRS=1"]
+    for name in ("mixture.py", "kernels.py"):
+        adgen.load(EX / name, modes=("vector-forward", "vector-reverse"), openmp=True,
+                   cflags=strict)

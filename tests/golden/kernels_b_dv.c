@@ -86,6 +86,7 @@ void hm_lstm_b_dv(const double *z, const double *zd, double *zb, double *zbd, in
     /* kernels.py:14: for i in prange(len(c)): */
     ADGEN_OMP(omp parallel for)
     for (int64_t i = 0; i < c_shape0; ++i) {
+        ADGEN_ASSUME_NBDIRS(nbdirs);
         /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
         double tmp = exp(-z[i * z_shape1 + 0]);
         double tmp_1[ADGEN_DIRS(nbdirs)];
@@ -243,6 +244,7 @@ double xs_lookup_b_dv(const double *energy, const double *energyd, double *energ
         double *weightbd_t = ADGEN_PRIVATE(double, weightbd, weight_shape0 * nbdirs);
         ADGEN_OMP(omp for reduction(+: total))
         for (int64_t p = 0; p < energy_shape0; ++p) {
+            ADGEN_ASSUME_NBDIRS(nbdirs);
             /* kernels.py:35: e = energy[p] */
             double e = energy[p];
             /* kernels.py:37: hi = len(grid) - 1 */
@@ -360,6 +362,7 @@ double kmeans_cost_b_dv(const double *x, const double *xd, double *xb, double *x
     double total = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: total))
     for (int64_t i = 0; i < x_shape0; ++i) {
+        ADGEN_ASSUME_NBDIRS(nbdirs);
         /* kernels.py:60: for k in range(centers.shape[0]): */
         double best = INFINITY;
         int64_t k = -1;

@@ -62,6 +62,7 @@ void hm_lstm_bv(const double *z, double *zb, int64_t z_shape0, int64_t z_shape1,
     /* kernels.py:14: for i in prange(len(c)): */
     ADGEN_OMP(omp parallel for)
     for (int64_t i = 0; i < c_shape0; ++i) {
+        ADGEN_ASSUME_NBDIRS(nbdirs);
         /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
         double tmp = exp(-z[i * z_shape1 + 0]);
         double tmp_1 = 1.0 + tmp;
@@ -161,6 +162,7 @@ double xs_lookup_bv(const double *energy, double *energyb, int64_t energy_shape0
         double *weightb_t = ADGEN_PRIVATE(double, weightb, weight_shape0 * nbdirs);
         ADGEN_OMP(omp for reduction(+: total))
         for (int64_t p = 0; p < energy_shape0; ++p) {
+            ADGEN_ASSUME_NBDIRS(nbdirs);
             /* kernels.py:35: e = energy[p] */
             double e = energy[p];
             /* kernels.py:37: hi = len(grid) - 1 */
@@ -248,6 +250,7 @@ double kmeans_cost_bv(const double *x, double *xb, int64_t x_shape0, int64_t x_s
     double total = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: total))
     for (int64_t i = 0; i < x_shape0; ++i) {
+        ADGEN_ASSUME_NBDIRS(nbdirs);
         /* kernels.py:60: for k in range(centers.shape[0]): */
         double best = INFINITY;
         int64_t k = -1;

@@ -64,6 +64,7 @@ void hm_lstm_dv(const double *z, const double *zd, int64_t z_shape0, int64_t z_s
     /* kernels.py:14: for i in prange(len(c)): */
     ADGEN_OMP(omp parallel for)
     for (int64_t i = 0; i < c_shape0; ++i) {
+        ADGEN_ASSUME_NBDIRS(nbdirs);
         /* kernels.py:15: f = 1.0 / (1.0 + math.exp(-z[i, 0])) */
         double tmp = exp(-z[i * z_shape1 + 0]);
         double tmp_1 = 1.0 + tmp;
@@ -126,6 +127,7 @@ double xs_lookup_dv(const double *energy, const double *energyd, int64_t energy_
     for (int64_t k = 0; k < nbdirs; ++k) totald[k] = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: total, totald[:nbdirs]))
     for (int64_t p = 0; p < energy_shape0; ++p) {
+        ADGEN_ASSUME_NBDIRS(nbdirs);
         /* kernels.py:35: e = energy[p] */
         double e = energy[p];
         /* kernels.py:37: hi = len(grid) - 1 */
@@ -186,6 +188,7 @@ double kmeans_cost_dv(const double *x, const double *xd, int64_t x_shape0, int64
     for (int64_t k = 0; k < nbdirs; ++k) totald[k] = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: total, totald[:nbdirs]))
     for (int64_t i = 0; i < x_shape0; ++i) {
+        ADGEN_ASSUME_NBDIRS(nbdirs);
         /* kernels.py:60: for k in range(centers.shape[0]): */
         double best = INFINITY;
         double bestd[ADGEN_DIRS(nbdirs)];

@@ -64,6 +64,7 @@ double loglik_b_dv(const double *x, const double *xd, double *xb, double *xbd, i
         double *meansbd_t = ADGEN_PRIVATE(double, meansbd, means_shape0 * means_shape1 * nbdirs);
         ADGEN_OMP(omp for reduction(+: total))
         for (int64_t i = 0; i < x_shape0; ++i) {
+            ADGEN_ASSUME_NBDIRS(nbdirs);
             /* mixture.py:19: for k in range(means.shape[0]): */
             double top = -INFINITY;
             int64_t k = -1;
@@ -225,6 +226,7 @@ double smooth_b_dv(const double *u, const double *ud, double *ub, double *ubd, i
     for (int64_t k = 0; k < nbdirs; ++k) cbd_1[k] = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: s, cb_1, cbd_1[:nbdirs]))
     for (int64_t i = 1; i < u_shape0 - 1; ++i) {
+        ADGEN_ASSUME_NBDIRS(nbdirs);
         /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
         int64_t tmp = i - 1;
         double tmp_1 = u[tmp];

@@ -46,6 +46,7 @@ double loglik_dv(const double *x, const double *xd, int64_t x_shape0, int64_t x_
     for (int64_t k = 0; k < nbdirs; ++k) totald[k] = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: total, totald[:nbdirs]))
     for (int64_t i = 0; i < x_shape0; ++i) {
+        ADGEN_ASSUME_NBDIRS(nbdirs);
         /* mixture.py:19: for k in range(means.shape[0]): */
         double top = -INFINITY;
         double topd[ADGEN_DIRS(nbdirs)];
@@ -113,6 +114,7 @@ double smooth_dv(const double *u, const double *ud, int64_t u_shape0, double *v,
     for (int64_t k = 0; k < nbdirs; ++k) sd[k] = 0.0;
     ADGEN_OMP(omp parallel for reduction(+: s, sd[:nbdirs]))
     for (int64_t i = 1; i < u_shape0 - 1; ++i) {
+        ADGEN_ASSUME_NBDIRS(nbdirs);
         /* mixture.py:42: v[i] = c * u[i - 1] + (1.0 - 2.0 * c) * u[i] + c * u[i + 1] */
         int64_t tmp = i - 1;
         double tmp_1 = u[tmp];

@@ -692,6 +692,12 @@ class FunctionEmitter(Variables):
             if s == -1:  # independent iterations: upwards, which vectorises without permutes
                 header = self.ascending_header(op)
         self.emit(header + " {", depth)
+        if op in self.omp_loops and self.nbdirs is not None:
+            # the body runs in a function of its own (OpenMP outlines it), where gcc no longer
+            # knows the number of directions: under -DADGEN_NBDIRS=1 it took the loops over
+            # them for ones that may leave an array of ADGEN_DIRS(nbdirs) unset (-Wall:
+            # "may be used uninitialized"), and their trip counts were not constant
+            self.emit(f"ADGEN_ASSUME_NBDIRS({self.nbdirs});", depth + 1)
         self.host_ivs.append(iv)
         self.region(op.body, depth + 1)
         self.host_ivs.pop()
