@@ -493,8 +493,9 @@ def bind(t: Transpiled, path: str, cflags: tuple[str, ...] = DEFAULT_CFLAGS) -> 
 
 #: a function definition of generated C: its name, and its body up to the closing brace
 _C_FUNCTION = re.compile(r"^[A-Za-z_][^\n;]*?\b(\w+)\([^\n]*\)\n\{\n(.*?)^\}", re.M | re.S)
-#: an array of directions on the stack (the count is nbdirs_ beside a parameter nbdirs)
-_C_DIRECTIONS = re.compile(r"\b(double|float) \w+\[ADGEN_DIRS\(nbdirs\w*\)\];")
+#: an array of directions on the stack (the count is nbdirs_ beside a parameter nbdirs; a
+#: file generated before ADGEN_DIRS, given with sources=, declares them [nbdirs])
+_C_DIRECTIONS = re.compile(r"\b(double|float) \w+\[(?:ADGEN_DIRS\(nbdirs\w*\)|nbdirs\w*)\];")
 #: an array an OpenMP reduction copies into each thread's stack (the caller's among them)
 _C_REDUCED = re.compile(r"\w+\[:nbdirs\w*\]")
 

@@ -277,11 +277,12 @@ def big(a: float, b: float) -> float:
 
 
 def test_the_stack_of_a_direction_read_from_the_c() -> None:
-    """Own arrays (double 8, float 4; [ADGEN_DIRS(nbdirs_)] beside a parameter nbdirs), the private copies
-    of an OpenMP reduction, the most of the callees, one level of a recursion."""
+    """Own arrays (double 8, float 4; [ADGEN_DIRS(nbdirs_)] beside a parameter nbdirs, or
+    [nbdirs_] in a file generated before ADGEN_DIRS), the private copies of an OpenMP
+    reduction, the most of the callees, one level of a recursion."""
     from adgen.api import direction_stack
     source = (
-        "static void leaf(int64_t nbdirs_)\n{\n    double a[ADGEN_DIRS(nbdirs_)];\n    float b[ADGEN_DIRS(nbdirs_)];\n}\n"
+        "static void leaf(int64_t nbdirs_)\n{\n    double a[ADGEN_DIRS(nbdirs_)];\n    float b[nbdirs_];\n}\n"
         "static void red(int64_t nbdirs)\n{\n"
         "    ADGEN_OMP(omp parallel for reduction(+: s[:nbdirs], t[:nbdirs]))\n    leaf(nbdirs);\n}\n"
         "double rec(double x, int64_t nbdirs)\n{\n    double c[ADGEN_DIRS(nbdirs)];\n"
