@@ -1537,6 +1537,22 @@ CASES = [
             if x > 0.0:
                 return x
         """), 2, 5, "can reach its end without returning a value", None),
+    ("falling off the end after a while True left by break", module("""
+        def f(x: float) -> float:
+            while True:
+                x = x * 0.5
+                if x < 1.0:
+                    break
+        """), 2, 5, "can reach its end without returning a value", None),
+    ("a while True that nothing leaves", module("""
+        def f(x: float) -> float:
+            while True:
+                x = x * 2.0
+                for i in range(3):
+                    if x > 1.0:
+                        break
+        """), 2, 5, "this loop never ends: its condition is always true and no break or return "
+                    "leaves it (add a break or a return)", None),
     ("returning the wrong number of values", module("""
         def f(x: float) -> float:
             return x, x

@@ -527,6 +527,37 @@ def test_single_exit_leaves_one_return_and_no_breaks() -> None:
     assert single_exit(lower("def g(x: float) -> float:\n    return x\n", "g")) is not None
 
 
+def test_a_while_true_left_only_by_return_ends_its_region() -> None:
+    """``while True`` (or ``while 1``) without a ``break`` of its own never falls through (a
+    ``break`` of an inner loop does not count); single-exit form ends the function with the
+    return after it, with no test of the exit code."""
+    from adgen.transpile.ir.core import While
+    from adgen.transpile.ir.verifier import endless, falls_through
+    from adgen.transpile.transforms.single_exit import single_exit
+    body = ("    while {cond}:\n"
+            "        for i in range(3):\n            if x > 1.0:\n                break\n"
+            "        x = x * 0.5\n"
+            "        if x < 0.1:\n{leave}"
+            "    return x\n")
+    for cond in ("True", "1"):
+        fn = lower("def f(x: float) -> float:\n" +
+                   body.format(cond=cond, leave="            return x\n"))
+        loop = fn.body.ops[-1]
+        assert isinstance(loop, While) and endless(loop), print_function(fn)
+        assert not falls_through(fn.body)  # the return after the loop was unreachable
+        out = single_exit(fn)
+        verify_function(out)
+        assert count(out, "return") == 1
+        assert [op.mnemonic for op in out.body.ops[-2:]] == ["while", "return"], \
+            print_function(out)
+    fn = lower("def f(x: float) -> float:\n" + body.format(cond="True", leave="            break\n"))
+    loop = next(op for op in fn.body.ops if isinstance(op, While))
+    assert not endless(loop) and fn.body.ops[-1].mnemonic == "return"
+    fn = lower("def f(x: float, n: int) -> float:\n" +
+               body.format(cond="n", leave="            return x\n"))
+    assert not endless(next(op for op in fn.body.ops if isinstance(op, While)))
+
+
 def test_an_if_whose_branches_yield_the_same_value_is_that_value() -> None:
     from adgen.transpile.transforms.dce import same_yields
     fn = lower("def f(x: float, c: bool) -> float:\n    y = x\n    if c:\n        z = x * 2.0\n"

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import adgen
-from helpers import module
+from helpers import functions_of, module
 
 
 POW_LOOP = """
@@ -298,6 +298,81 @@ def test_short_circuit_conditions_are_written_with_and_and_or(tmp_path: Path) ->
     report = adgen.check(path, args={"first": (x, 1.9), "partial": (x, 4.0)},
                          modes=("forward", "reverse"))
     assert report.ok, report.table()
+
+
+def test_while_true_left_only_by_return(tmp_path: Path) -> None:
+    """A ``while True`` (or ``while 1``) that only a ``return`` leaves cannot fall off the
+    end of its function, as in CPython: no ``return`` after it is needed.  The ``break`` of
+    a loop nested in its body leaves that loop, not the ``while True``.  In reverse mode
+    such a loop records its trip count as other ``while`` loops do, and the three-way
+    check holds."""
+    path = module(tmp_path, """
+    def halve(x: float) -> float:
+        i = 0
+        while True:
+            x = x * 0.5
+            i += 1
+            if i >= 3:
+                return x
+
+
+    def heron(a: float, tol: float) -> float:
+        v = a
+        k = 0
+        while True:
+            k += 1
+            w = v
+            v = 0.5 * (v + a / v)
+            j = 0
+            while j < 5:
+                if j * j > k:
+                    break
+                v = v * (1.0 + 0.0 * w)
+                j += 1
+            for m in range(3):
+                if m > k:
+                    break
+                w = w * 1.0
+            if abs(v - w) < tol or k >= 40:
+                if v > 1.0:
+                    return v * math.sin(a)
+                return -v
+
+
+    def scale(x: Array[f64], c: float) -> None:
+        k = 0
+        while 1:
+            x[k] = x[k] * c + math.tan(x[k])
+            k += 1
+            if k == len(x):
+                return
+
+
+    def inner(x: Array[f64], c: float) -> float:
+        s = 0.0
+        for i in range(len(x)):
+            s += x[i]
+            if s > c:
+                while True:
+                    s = s * 0.75
+                    if s < c:
+                        return s * x[i]
+        return s
+    """)
+    m = adgen.load(path, modes=("primal", "reverse"), cflags=["-O2", "-Wall", "-Werror"])
+    text = m.transpiled.outputs["primal"].source.text  # type: ignore[attr-defined]
+    assert text.count("while (true) {") == 4, text
+    assert m.halve(1.6) == 0.2
+    adjoint = functions_of(c_source(path))["heron_b"]
+    assert "trips = trips + 1;" in adjoint and "it < trips;" in adjoint, adjoint
+    x = np.array([0.5, 0.9, 1.3, 0.7])
+    report = adgen.check(path, args={"halve": (1.7,), "heron": (2.3, 1e-12), "scale": (x, 0.8),
+                                     "inner": (x, 1.6)},
+                         modes=("forward", "reverse", "vector-reverse"))
+    assert report.ok, report.table()
+    checked = {(r.function, r.check.split()[0]) for r in report.rows}
+    assert checked >= {(f, c) for f in ("halve", "heron", "scale", "inner")
+                       for c in ("tangent", "adjoint", "vector")}, report.table()
 
 
 def test_a_chained_comparison_runs_a_later_operand_only_when_the_earlier_hold(

@@ -20,8 +20,8 @@ from ..ir.core import (
     Assert, Break, Condition, Continue, For, Function, If, Loc, Op, Region,
     Result, Return, Store, Value, While, Yield,
 )
-from ..ir.types import I64, ArrayType, ScalarType, Type
-from ..ir.verifier import falls_through
+from ..ir.types import BOOL, I64, ArrayType, ScalarType, Type
+from ..ir.verifier import endless, falls_through
 from ..ir.walk import index_dependent
 from .diagnostics import AdgenError, Note
 from .expressions import Binding, ExpressionLowering, LoopContext, spelled
@@ -554,11 +554,21 @@ class FunctionLowering(ExpressionLowering):
         outer_region, before = self.builder.region, dict(self.env)
         self.builder.region = cond_region
         self.env.update(dict(zip(carried, cond_args, strict=True)))
-        cond = self.to_bool(node.test, self.expr(node.test))
+        test = self.expr(node.test)
+        if self.const_value(test) and cond_region.ops and cond_region.ops[-1] is test.owner:
+            # ``while 1:`` (or a module constant that is true) is ``while True:``, which
+            # ``endless`` recognises
+            cond_region.ops.pop()
+            cond = self.at(node.test).const(True, BOOL)
+        else:
+            cond = self.to_bool(node.test, test)
         cond_region.ops.append(Condition([cond], [], self.loc_of(node.test)))
         self.builder.region = outer_region
         self.env = before
         self.loop_body(node, op, body, carried, dict(zip(carried, body_args, strict=True)))
+        if endless(op) and not any(isinstance(o, Return) for o in op.walk()):
+            raise self.error(node, "this loop never ends: its condition is always true and "
+                                   "no break or return leaves it (add a break or a return)")
 
     def loop_body(self, node: cst.For | cst.While, op: For | While, body: Region,
                   carried: list[str], entry: dict[str, Value]) -> None:

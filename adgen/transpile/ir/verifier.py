@@ -2,7 +2,9 @@
 
 - every operand is defined before its use, in the same region or an
   enclosing one (SSA dominance for structured control flow);
-- every region ends in a terminator, or in an op that never falls through;
+- every region ends in a terminator, or in an op that never falls through
+  (an ``if`` whose branches all leave, or a ``while True`` without a
+  ``break`` of its own);
 - terminators match their parent: yields of an ``if`` carry its results,
   loop yields/continues/breaks carry its carried values, ``return`` the
   function's results; ``condition`` ends a while's cond region only;
@@ -12,7 +14,7 @@
 from __future__ import annotations
 
 from .core import (
-    Break, Condition, Continue, For, Function, If, Load, Module, Op, Prim, Region,
+    Break, Condition, Const, Continue, For, Function, If, Load, Module, Op, Prim, Region,
     Return, Store, Value, While, Yield,
 )
 from .prims import PRIMS
@@ -32,7 +34,32 @@ def falls_through(region: Region) -> bool:
         return False
     if isinstance(last, If):
         return any(_branch_continues(r) for r in last.regions)
+    if isinstance(last, While):
+        return not endless(last)
     return True
+
+
+def endless(op: While) -> bool:
+    """Whether ``op`` is a ``while True`` that no ``break`` of its own leaves: control
+    goes on after it only through a ``return`` in its body (a ``break`` of a loop nested
+    in its body leaves that loop, not this one)."""
+    term = op.regions[0].terminator
+    if not isinstance(term, Condition):
+        return False
+    cond = term.operands[0].owner
+    if not (isinstance(cond, Const) and cond.value is True):
+        return False
+    return not _breaks(op.body)
+
+
+def _breaks(region: Region) -> bool:
+    """Whether ``region`` holds a ``break`` of the loop whose body it is (or is in)."""
+    for op in region.ops:
+        if isinstance(op, Break):
+            return True
+        if not isinstance(op, (For, While)) and any(_breaks(r) for r in op.regions):
+            return True
+    return False
 
 
 def _branch_continues(region: Region) -> bool:

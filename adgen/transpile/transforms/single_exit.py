@@ -12,7 +12,8 @@ the function body in its ``return``:
 - a loop left by ``break`` or ``return`` carries an exit code (0: next
   iteration, 1: break, 2: return) and the return values; a ``for`` with
   such exits becomes a ``while`` over its index, and after the loop
-  ``if code == 2: return ...``.
+  ``if code == 2: return ...`` (or only ``return ...`` after a ``while True``
+  that no ``break`` leaves).
 
 Loops without early exits, and functions without early returns, are left
 exactly as they were.  The result computes what the input computes.
@@ -29,7 +30,7 @@ from ..ir.core import (
     While, Yield,
 )
 from ..ir.types import BOOL, I64, ScalarType, Type
-from ..ir.verifier import falls_through
+from ..ir.verifier import endless, falls_through
 
 
 def _exits(region: Region, loop_level: bool) -> bool:
@@ -238,6 +239,7 @@ class SingleExit:
         body = op.body
         has_break = _has(body, Break)
         has_return = _exits_by_return(body)
+        only_return = isinstance(op, While) and endless(op)  # a while True left by return alone
         coded = has_break or has_return
         carried = body.args[1:] if isinstance(op, For) else body.args
         if not coded:
@@ -309,6 +311,8 @@ class SingleExit:
         self.renamed.update(zip(op.results, new.results[first:first + ncar], strict=True))
         if not has_return:
             return pre + [new], []
+        if only_return:  # the loop ends only by its return: nothing follows but the return
+            return pre + [new], [Return(new.results[first + ncar:], [], loc)]
         bafter = Builder(Region(), loc)
         code = new.results[0]
         is_ret = bafter.prim("eq", code, bafter.const(2, I64))
