@@ -6,7 +6,8 @@ For each function, on random inputs:
 - vector-forward: the vector tangent against scalar tangents, direction by direction;
 - reverse: the adjoint against the tangent by the dot-product test: for random
   input tangents xd and output adjoints yb, <xd, xb> = <yd, yb> (xb from the
-  adjoint, yd from the tangent);
+  adjoint, yd from the tangent), the difference relative to the magnitudes of
+  the terms of the two sums (``dot_error``);
 - vector-reverse: the vector adjoint against scalar adjoints, direction by direction;
 - hvp: the Hessian-vector product against central differences of the adjoint's
   gradient (not for a function that computes in f32: too few digits to difference a
@@ -424,9 +425,8 @@ class Checker:
             t = self.fn.param_types[i]
             if n in self.fn._primal.written and isinstance(t, ArrayType) and t.elem.is_float:
                 yb.append(out_bars.get(n))  # None (no adjoint: outside --of) counts as zero
-        lhs = _dot(d, grads)
-        rhs = _dot(yd, yb)
-        err = abs(lhs - rhs) / max(abs(lhs), abs(rhs), 1e-300) if lhs != rhs else 0.0
+        lhs, rhs = _dot(d, grads), _dot(yd, yb)
+        err = dot_error(lhs, rhs, _dot(d, grads, absolute=True), _dot(yd, yb, absolute=True))
         return CheckRow(self.fn.name, "adjoint vs tangent (dot product)", err, self.tol["reverse"])
 
     def vector_reverse(self) -> CheckRow:
@@ -550,14 +550,29 @@ def use_sources(t: Any, sources: Sequence[str]) -> None:
             raise UsageError(f"cannot read {src}: {exc.strerror}") from None
 
 
-def _dot(a: Sequence[Any], b: Sequence[Any]) -> float:
-    """Sum of elementwise products over matching entries (None counts as zero)."""
+def _dot(a: Sequence[Any], b: Sequence[Any], absolute: bool = False) -> float:
+    """Sum of elementwise products over matching entries (None counts as zero); with
+    ``absolute``, the sum of their magnitudes."""
     total = 0.0
     for x, y in zip(a, b, strict=True):
         if x is None or y is None:
             continue
-        total += float(np.sum(np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)))
+        terms = np.asarray(x, dtype=np.float64) * np.asarray(y, dtype=np.float64)
+        total += float(np.sum(np.abs(terms) if absolute else terms))
     return total
+
+
+def dot_error(lhs: float, rhs: float, lhs_terms: float, rhs_terms: float) -> float:
+    """The error of the dot-product test ``<xd, xb> == <yd, yb>``: ``|lhs - rhs|`` relative
+    to the sums of the magnitudes of the terms of the two sides (``lhs_terms``,
+    ``rhs_terms``), not to the sides themselves.  Each side is a sum whose rounding error
+    is relative to its terms: where terms of about 0.5 cancel to 0.001 (1.1 * -0.4556 +
+    0.5), a correct adjoint is off by 1e-15, 1e-12 of the sum.  A partial derivative off by
+    a fraction e of itself still shows: its term is off by e of that term, which among n
+    terms of one size is e / n of their magnitudes."""
+    if lhs == rhs:
+        return 0.0
+    return abs(lhs - rhs) / max(lhs_terms, rhs_terms, 1e-300)
 
 
 def check_given(args: Any, names: list[str], module: str) -> None:

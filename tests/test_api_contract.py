@@ -500,6 +500,50 @@ def test_heads_as_a_list_and_bad_types_of_the_derivative_helpers(tmp_path: Path)
         adgen.hessian(len, 1.0)  # type: ignore[arg-type]
 
 
+def test_the_dot_product_test_allows_for_the_rounding_of_terms_that_cancel(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the direction (0.99, 0.785057) the two terms of <xd, xb> are -0.711 and +0.710
+    (times the output's adjoint): the sum is 1e-3 of them, and the rounding of the two
+    sides, summed in other orders, is 1e-12 of it (the row failed at 6e-12 when its
+    error was relative to the sums).  Relative to the terms' magnitudes it is 4e-15, while
+    an adjoint of y off by 2e-10 of itself still fails (at 1e-10)."""
+    from adgen import validate
+
+    path = _module(tmp_path, "import math\n\n\n"
+                             "def f(x: float, y: float) -> float:\n    s = 0.0\n"
+                             "    for k in range(40):\n"
+                             "        s += math.sin(x * (1.0 + 0.25 * k) + y * (0.5 * k))\n"
+                             "    return s\n", "cancel")
+    args, direction = (1.442, 0.797), [0.99, 0.785057]
+    real_reverse = validate.Checker.reverse
+
+    def reverse(checker: validate.Checker) -> validate.CheckRow:
+        # the dot-product test in this direction (the differences of the tangent row keep a
+        # random one: in this direction the tangent itself is 1e-3 of its terms)
+        checker.direction = lambda nbdirs=None: list(direction)  # type: ignore[method-assign]
+        return real_reverse(checker)
+    monkeypatch.setattr(validate.Checker, "reverse", reverse)
+    m = adgen.load(path, modes=("reverse",))
+    terms = np.array(direction) * np.array(m.f.grad(*args))
+    assert np.all(np.abs(terms) > 0.5) and abs(terms.sum()) < 2e-3 * np.abs(terms).sum(), terms
+    report = adgen.check(path, args={"f": args}, modes=("forward", "reverse"))
+    assert report.ok, report.table()
+    row = next(r for r in report.rows if r.check == "adjoint vs tangent (dot product)")
+    assert row.error < 1e-13, report.table()
+    out = tmp_path / "out"
+    r = run_cli(path, "--mode", "reverse", "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    edited = out / "cancel_b.c"
+    text = edited.read_text()
+    assert text.count("*yb += yb_1;") == 1, text
+    edited.write_text(text.replace("*yb += yb_1;", "*yb += 1.0000000002 * yb_1;"))
+    report = adgen.check(path, args={"f": args}, modes=("forward", "reverse"),
+                         sources=[str(edited)])
+    failed = [(row.check, row.error) for row in report.rows if not row.ok]
+    assert [c for c, _ in failed] == ["adjoint vs tangent (dot product)"], report.table()
+    assert failed[0][1] > 1e-11, report.table()
+
+
 def test_check_with_of_leaving_out_a_written_array(tmp_path: Path) -> None:
     # of=["return"]: f_d sets the tangent of y, which is no dependent, to zero; the check
     # compared it with the differences of y all the same (rel. error 1, a false failure)
