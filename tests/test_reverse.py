@@ -358,21 +358,34 @@ def test_while_true_left_only_by_return(tmp_path: Path) -> None:
                     if s < c:
                         return s * x[i]
         return s
+
+
+    def branch(x: float, c: float) -> float:
+        if c > 1.0:
+            y = x * 2.0
+        else:
+            while True:
+                x = x * 0.5
+                if x < 0.1:
+                    return x * c
+        return y * x
     """)
     m = adgen.load(path, modes=("primal", "reverse"), cflags=["-O2", "-Wall", "-Werror"])
     text = m.transpiled.outputs["primal"].source.text  # type: ignore[attr-defined]
-    assert text.count("while (true) {") == 4, text
+    assert text.count("while (true) {") == 5, text
     assert m.halve(1.6) == 0.2
     adjoint = functions_of(c_source(path))["heron_b"]
     assert "trips = trips + 1;" in adjoint and "it < trips;" in adjoint, adjoint
     x = np.array([0.5, 0.9, 1.3, 0.7])
-    report = adgen.check(path, args={"halve": (1.7,), "heron": (2.3, 1e-12), "scale": (x, 0.8),
-                                     "inner": (x, 1.6)},
-                         modes=("forward", "reverse", "vector-reverse"))
-    assert report.ok, report.table()
-    checked = {(r.function, r.check.split()[0]) for r in report.rows}
-    assert checked >= {(f, c) for f in ("halve", "heron", "scale", "inner")
-                       for c in ("tangent", "adjoint", "vector")}, report.table()
+    for cut in (0.5, 1.5):  # the branch with the loop, the other
+        report = adgen.check(path, args={"halve": (1.7,), "heron": (2.3, 1e-12),
+                                         "scale": (x, 0.8), "inner": (x, 1.6),
+                                         "branch": (0.9, cut)},
+                             modes=("forward", "reverse", "vector-reverse"))
+        assert report.ok, report.table()
+        checked = {(r.function, r.check.split()[0]) for r in report.rows}
+        assert checked >= {(f, c) for f in ("halve", "heron", "scale", "inner", "branch")
+                           for c in ("tangent", "adjoint", "vector")}, report.table()
 
 
 def test_a_chained_comparison_runs_a_later_operand_only_when_the_earlier_hold(
