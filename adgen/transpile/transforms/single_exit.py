@@ -26,11 +26,19 @@ from dataclasses import dataclass, field
 
 from ..ir.builder import Builder
 from ..ir.core import (
-    Break, Condition, Continue, For, Function, If, Module, Op, Region, Return, Value,
+    Break, Condition, Const, Continue, For, Function, If, Module, Op, Region, Return, Value,
     While, Yield,
 )
 from ..ir.types import BOOL, I64, ScalarType, Type
 from ..ir.verifier import endless, falls_through
+
+
+def _always_true(cond: Region) -> bool:
+    """Whether a while's condition region is the constant True and nothing else."""
+    term = cond.terminator
+    return isinstance(term, Condition) and len(cond.ops) == 2 and \
+        isinstance(cond.ops[0], Const) and cond.ops[0].value is True and \
+        term.operands[0] is cond.ops[0].results[0]
 
 
 def _exits(region: Region, loop_level: bool) -> bool:
@@ -274,22 +282,25 @@ class SingleExit:
         cond = Region(cond_args)
         bc = Builder(cond, loc)
         still = bc.prim("eq", cond_args[0], bc.const(0, I64))
-        guard = If([still], [Value(BOOL)], loc, regions=[Region(), Region()])
-        bt = Builder(guard.regions[0], loc)
-        if is_for:
-            stop, step = op.operands[1:3]
-            bt.insert(Yield([_in_range(bt, cond_args[1], stop, step)], [], loc))
+        if not is_for and _always_true(op.regions[0]):
+            bc.insert(Condition([still], [], loc))  # while True: it goes on until left
         else:
-            old_cond = op.regions[0]
-            _substitute(old_cond.ops, dict(zip(old_cond.args,
-                                               cond_args[first:first + ncar], strict=True)))
-            term = old_cond.ops[-1]
-            assert isinstance(term, Condition)
-            guard.regions[0].ops = old_cond.ops[:-1] + [Yield([term.operands[0]], [], loc)]
-        bf = Builder(guard.regions[1], loc)
-        bf.insert(Yield([bf.const(False, BOOL)], [], loc))
-        bc.insert(guard)
-        bc.insert(Condition([guard.results[0]], [], loc))
+            guard = If([still], [Value(BOOL)], loc, regions=[Region(), Region()])
+            bt = Builder(guard.regions[0], loc)
+            if is_for:
+                stop, step = op.operands[1:3]
+                bt.insert(Yield([_in_range(bt, cond_args[1], stop, step)], [], loc))
+            else:
+                old_cond = op.regions[0]
+                _substitute(old_cond.ops, dict(zip(old_cond.args,
+                                                   cond_args[first:first + ncar], strict=True)))
+                term = old_cond.ops[-1]
+                assert isinstance(term, Condition)
+                guard.regions[0].ops = old_cond.ops[:-1] + [Yield([term.operands[0]], [], loc)]
+            bf = Builder(guard.regions[1], loc)
+            bf.insert(Yield([bf.const(False, BOOL)], [], loc))
+            bc.insert(guard)
+            bc.insert(Condition([guard.results[0]], [], loc))
         # body
         body_args = args()
         new_body = Region(body_args)
