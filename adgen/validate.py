@@ -499,9 +499,11 @@ class Checker:
             rows.append(CheckRow(self.fn.name, "hvp vs differences of the gradient", err,
                                  self.tol["hvp"]))
         lhs, rhs = _dot(u, hv), _dot(v, hu)
-        # relative, with an absolute floor (as the differences above): a Hessian that is zero
-        # analytically comes out as rounding noise (1e-17 one way, 0 the other)
-        err = abs(lhs - rhs) / max(abs(lhs), abs(rhs), 1e-6) if lhs != rhs else 0.0
+        # relative to the terms (as the dot-product test of the adjoint), with an absolute
+        # floor (as the differences above): a Hessian that is zero analytically comes out as
+        # rounding noise (1e-17 one way, 0 the other)
+        err = dot_error(lhs, rhs, _dot(u, hv, absolute=True), _dot(v, hu, absolute=True),
+                        floor=1e-6)
         rows.append(CheckRow(self.fn.name, "hvp symmetry <u, Hv> = <v, Hu>", err,
                              self.tol["hvp-symmetry"]))
         return rows
@@ -562,17 +564,18 @@ def _dot(a: Sequence[Any], b: Sequence[Any], absolute: bool = False) -> float:
     return total
 
 
-def dot_error(lhs: float, rhs: float, lhs_terms: float, rhs_terms: float) -> float:
+def dot_error(lhs: float, rhs: float, lhs_terms: float, rhs_terms: float,
+              floor: float = 1e-300) -> float:
     """The error of the dot-product test ``<xd, xb> == <yd, yb>``: ``|lhs - rhs|`` relative
     to the sums of the magnitudes of the terms of the two sides (``lhs_terms``,
     ``rhs_terms``), not to the sides themselves.  Each side is a sum whose rounding error
     is relative to its terms: where terms of about 0.5 cancel to 0.001 (1.1 * -0.4556 +
     0.5), a correct adjoint is off by 1e-15, 1e-12 of the sum.  A partial derivative off by
     a fraction e of itself still shows: its term is off by e of that term, which among n
-    terms of one size is e / n of their magnitudes."""
+    terms of one size is e / n of their magnitudes.  Below ``floor`` the error is absolute."""
     if lhs == rhs:
         return 0.0
-    return abs(lhs - rhs) / max(lhs_terms, rhs_terms, 1e-300)
+    return abs(lhs - rhs) / max(lhs_terms, rhs_terms, floor)
 
 
 def check_given(args: Any, names: list[str], module: str) -> None:
