@@ -134,17 +134,27 @@ class _Call:
     def _check_stack(self, nbdirs: int) -> None:
         """A call whose arrays of directions on the stack would overflow it (a segfault that
         ends the process: 1,000,000 directions of a function with three such arrays need
-        24 MB) is refused."""
+        24 MB) is refused.  A build that fixes the number of directions (``-DADGEN_NBDIRS=N``)
+        takes no other count, so calls of fewer directions are no way out there: the advice
+        is a build with a smaller N, or a thread with a larger stack."""
         most = self.max_directions()
         if most is not None and nbdirs > most:
             need, left = nbdirs * self.stack_per_direction, stack_left(self.lib)
             assert left is not None
+            if self.fixed_nbdirs is not None:
+                advice = (f"this build takes {self.fixed_nbdirs} directions per call "
+                          f"(-DADGEN_NBDIRS={self.fixed_nbdirs}): rebuild with "
+                          f"-DADGEN_NBDIRS={most} or less (adgen.jacobian and hessian then "
+                          "make calls of that many), or make the call in a thread with a "
+                          "larger stack (threading.stack_size before it starts; ulimit -s for "
+                          "the main thread)")
+            else:
+                advice = ("make calls of fewer directions (adgen.jacobian(..., chunk=k)), or "
+                          "raise the limit (ulimit -s, threading.stack_size)")
             raise ValueError(
                 f"{self.sig.name}: {nbdirs} directions need up to {_mib(need)} of stack for the "
                 f"tangents and adjoints the C function keeps there, over half of the "
-                f"{_mib(left)} this thread has left: make calls of fewer directions "
-                "(adgen.jacobian(..., chunk=k)), or raise the limit (ulimit -s, "
-                "threading.stack_size)")
+                f"{_mib(left)} this thread has left: {advice}")
 
     def results(self, outs: dict[str, Any]) -> dict[str, Any]:
         """The out results of a call, from the buffers ``arguments`` made."""

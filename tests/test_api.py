@@ -321,6 +321,44 @@ def test_the_stack_a_direction_takes_is_the_functions_own(
     np.testing.assert_array_equal(jac.matrix, jac_full.matrix)
 
 
+def test_a_fixed_build_refused_for_its_stack_says_to_rebuild(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build with -DADGEN_NBDIRS=N takes N directions per call and refuses any other
+    count, so the advice of the general build (calls of fewer directions, with
+    adgen.jacobian(..., chunk=k)) cannot work there: the refusal says to rebuild with an N
+    the stack holds, or to call from a thread with a larger stack."""
+    from adgen import binding
+    src = tmp_path / "two.py"
+    src.write_text(TWO_FUNCTIONS)
+    m = adgen.load(str(src), modes=("vector-reverse",),
+                   cflags=list(adgen.build.DEFAULT_CFLAGS) + ["-DADGEN_NBDIRS=8"])
+    call = m.big._vector_reverse
+    assert call.fixed_nbdirs == 8 and call.stack_per_direction
+    _, (ab, bb) = m.big.vjp_vec((0.3, 0.7), np.ones(8))
+    # a stack that holds four directions in its half
+    monkeypatch.setattr(binding, "stack_left", lambda lib: 8 * call.stack_per_direction)
+    with pytest.raises(ValueError) as refused:
+        m.big.vjp_vec((0.3, 0.7), np.ones(8))
+    message = str(refused.value)
+    assert message.startswith("big_bv: 8 directions need up to ") and \
+        " MiB this thread has left: this build takes 8 directions per call " \
+        "(-DADGEN_NBDIRS=8): rebuild with -DADGEN_NBDIRS=4 or less " in message and \
+        "or make the call in a thread with a larger stack" in message, message
+    assert "chunk" not in message, message
+    # (the general build's advice: a jacobian in chunks still makes calls of 8 here)
+    with pytest.raises(ValueError, match="big_bv: 8 directions need up to"):
+        adgen.jacobian(m.big, (0.3, 0.7), mode="reverse", chunk=4)
+    # the rebuild it advises takes calls on the same stack, with the same results
+    smaller = adgen.load(str(src), modes=("vector-reverse",),
+                         cflags=list(adgen.build.DEFAULT_CFLAGS) + ["-DADGEN_NBDIRS=4"])
+    _, (ab4, bb4) = smaller.big.vjp_vec((0.3, 0.7), np.ones(4))
+    np.testing.assert_array_equal(ab4, ab[:4])
+    np.testing.assert_array_equal(bb4, bb[:4])
+    jac = adgen.jacobian(smaller.big, (0.3, 0.7), mode="reverse")
+    assert jac.calls == 1
+    np.testing.assert_array_equal(jac.matrix, [[ab[0], bb[0]]])
+
+
 def test_tuple_returns() -> None:
     m = adgen.load(str(EX / "polar.py"))
     r, theta = m.to_polar(3.0, 4.0)
