@@ -320,16 +320,22 @@ def test_nested_modules_compile_without_warnings(module: str, tmp_path: Path) ->
     """Every mode of the GradBench modules that take derivatives of derivatives compiles with
     -Wall -Wextra -Werror: the primal file held the static f_grad_vjp that only the adjoint
     files call (-Wunused-function), and the Hessian-vector products popped the tangents of
-    taped values the reverse sweep never reads (-Wunused-variable: x0d, g1d, ...)."""
+    taped values the reverse sweep never reads (-Wunused-variable: x0d, g1d, ...); in the
+    vector modes into arrays of directions (-Wunused-but-set-variable: saddle's x0d, g0d in
+    vector-forward, a0d, g0dd in vector-hvp), with or without -DADGEN_NBDIRS.  (Vector
+    reverse mode through their taped gradients is refused.)"""
     out = tmp_path / "out"
-    r = run_cli(str(ROOT / "benchmarks" / "gradbench" / f"{module}.py"), "--mode", "primal",
-                "--mode", "forward", "--mode", "reverse", "--mode", "hvp", "-o", str(out))
+    modes = ("primal", "forward", "reverse", "hvp", "vector-forward", "vector-hvp")
+    r = run_cli(str(ROOT / "benchmarks" / "gradbench" / f"{module}.py"),
+                *[a for m in modes for a in ("--mode", m)], "-o", str(out))
     assert r.returncode == 0, r.stderr
     sources = sorted(out.glob("*.c"))
-    assert len(sources) == 4
+    assert len(sources) == len(modes)
     for c in sources:
-        done = compile_strict(c, tmp_path / (c.stem + ".o"), f"-I{out}")
-        assert done.returncode == 0, done.stderr
+        for extra in ([], list(adgen.build.DEFAULT_CFLAGS),
+                      list(adgen.build.DEFAULT_CFLAGS) + ["-DADGEN_NBDIRS=2"]):
+            done = compile_strict(c, tmp_path / (c.stem + ".o"), f"-I{out}", *extra)
+            assert done.returncode == 0, f"{c.name} {extra}:\n{done.stderr}"
 
 
 PRANGE = """

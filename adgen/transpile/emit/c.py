@@ -499,6 +499,12 @@ class FunctionEmitter(Variables):
         if unused and not isinstance(v.type, VecType):
             self.emit(f"(void){pop};", depth)
             return
+        if unused:
+            # the tape's bytes are dropped, one value per direction, and no array of
+            # directions is declared for them: gcc -Wall warns about an array only written
+            # ("set but not used", the tangents of saddle's inner descent in vector-forward)
+            self.emit(self.dir_loop(f"(void){pop};"), depth)
+            return
         if isinstance(v.type, VecType):  # the directions back in the reverse order
             self.declare_or_assign(v, None, depth)
             var = self.var_of[v]
