@@ -43,13 +43,16 @@ def endless(op: While) -> bool:
     """Whether ``op`` is a ``while True`` that no ``break`` of its own leaves: control
     goes on after it only through a ``return`` in its body (a ``break`` of a loop nested
     in its body leaves that loop, not this one)."""
-    term = op.regions[0].terminator
+    return always_true(op.regions[0]) and not _breaks(op.body)
+
+
+def always_true(cond: Region) -> bool:
+    """Whether a while's condition region ends in the constant True."""
+    term = cond.terminator
     if not isinstance(term, Condition):
         return False
-    cond = term.operands[0].owner
-    if not (isinstance(cond, Const) and cond.value is True):
-        return False
-    return not _breaks(op.body)
+    owner = term.operands[0].owner
+    return isinstance(owner, Const) and owner.value is True
 
 
 def _breaks(region: Region) -> bool:

@@ -26,19 +26,11 @@ from dataclasses import dataclass, field
 
 from ..ir.builder import Builder
 from ..ir.core import (
-    Break, Condition, Const, Continue, For, Function, If, Module, Op, Region, Return, Value,
+    Break, Condition, Continue, For, Function, If, Module, Op, Region, Return, Value,
     While, Yield,
 )
 from ..ir.types import BOOL, I64, ScalarType, Type
-from ..ir.verifier import endless, falls_through
-
-
-def _always_true(cond: Region) -> bool:
-    """Whether a while's condition region is the constant True and nothing else."""
-    term = cond.terminator
-    return isinstance(term, Condition) and len(cond.ops) == 2 and \
-        isinstance(cond.ops[0], Const) and cond.ops[0].value is True and \
-        term.operands[0] is cond.ops[0].results[0]
+from ..ir.verifier import always_true, endless, falls_through
 
 
 def _exits(region: Region, loop_level: bool) -> bool:
@@ -282,7 +274,7 @@ class SingleExit:
         cond = Region(cond_args)
         bc = Builder(cond, loc)
         still = bc.prim("eq", cond_args[0], bc.const(0, I64))
-        if not is_for and _always_true(op.regions[0]):
+        if not is_for and always_true(op.regions[0]):
             bc.insert(Condition([still], [], loc))  # while True: it goes on until left
         else:
             guard = If([still], [Value(BOOL)], loc, regions=[Region(), Region()])
