@@ -544,6 +544,40 @@ def test_the_dot_product_test_allows_for_the_rounding_of_terms_that_cancel(
     assert failed[0][1] > 1e-11, report.table()
 
 
+def test_the_tangent_check_allows_for_the_rounding_of_terms_that_cancel(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At (1.1449, 0.7679) the partials of g are 4.4197 and 6.9501: in the direction
+    (0.99, -0.62956) the tangent is 1e-5, 1e-6 of its terms, and central differences of
+    values of size 8 resolve it to about 1e-9, 1e-4 of itself (the row failed so, measured
+    against the tangent). Against the sum of the terms' magnitudes it is below 1e-8, while a
+    tangent whose sinh term is off by 1e-5 of itself still fails."""
+    from adgen import validate
+
+    path = _module(tmp_path, "import math\n\nimport numpy as np\n\n\n"
+                             "def g(p0: float, p1: float) -> float:\n"
+                             "    return 8.0 * math.sin(0.9 * np.sinh(p1) * p0) + 0.5 * p0\n",
+                   "terms")
+    args = {"g": (1.1449168496086943, 0.7679052099506496)}
+    monkeypatch.setattr(validate.Checker, "direction",
+                        lambda self, nbdirs=None: [0.99, -0.62956])
+    m = adgen.load(path, modes=("forward",))
+    value, tangent = m.g.jvp(args["g"], (0.99, -0.62956))
+    assert 1e-6 < abs(tangent) < 1e-4, tangent
+    report = adgen.check(path, args=args, modes=("forward",))
+    assert report.ok, report.table()
+    assert report.rows[1].error < 1e-8, report.table()
+    out = tmp_path / "out"
+    r = run_cli(path, "--mode", "forward", "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    edited = out / "terms_d.c"
+    text = edited.read_text()
+    assert text.count("(cosh(p1) * p1d)") == 1, text
+    edited.write_text(text.replace("(cosh(p1) * p1d)", "(1.00001 * cosh(p1) * p1d)"))
+    report = adgen.check(path, args=args, modes=("forward",), sources=[str(edited)])
+    assert [r.check for r in report.rows if not r.ok] == ["tangent vs finite differences"], \
+        report.table()
+
+
 def test_check_with_of_leaving_out_a_written_array(tmp_path: Path) -> None:
     # of=["return"]: f_d sets the tangent of y, which is no dependent, to zero; the check
     # compared it with the differences of y all the same (rel. error 1, a false failure)
