@@ -460,6 +460,61 @@ def test_the_arm_a_conditional_expression_does_not_take_adds_no_nan(tmp_path: Pa
     assert report.ok, report.table()
 
 
+def test_a_branch_that_a_constant_test_skips_is_not_lowered(tmp_path: Path) -> None:
+    """``if SCALE != 0.0: return x / SCALE`` with ``SCALE = 0.0`` was refused as a division
+    by the constant zero, and ``v ** 0.5 if v > 0.25 else x`` with ``v = -1.25`` as a
+    complex number, where CPython runs both (it never evaluates the branch the test skips).
+    Such a branch is not lowered, as code after a return is not; one that runs is still
+    refused."""
+    path = module(tmp_path, """
+    SCALE = 0.0
+    DEBUG = False
+    STEPS = 2
+
+
+    def f(x: float) -> float:
+        if SCALE != 0.0:
+            return x / SCALE
+        return 2.0 * x
+
+
+    def g(x: float, n: int) -> float:
+        y = x / SCALE if SCALE > 0.0 else x * x
+        if DEBUG:
+            y += n % 0
+        elif STEPS > 1 and SCALE == 0.0:
+            y = y * 3.0
+        else:
+            y = y - 1.0
+        return y
+
+
+    def h(x: float) -> float:
+        v = -1.25
+        return v ** 0.5 if v > 0.25 else math.sin(x)
+    """)
+    m = adgen.load(path, modes=("primal", "forward", "reverse"))
+    assert m.f(1.5) == 3.0 and m.g(2.0, 3) == 12.0 and m.h(0.5) == math.sin(0.5)
+    assert m.f.vjp((1.5,), 1.0)[1] == (2.0,)
+    assert m.g.vjp((2.0, 3), 1.0)[1] == (12.0, None)
+    text = m.transpiled.outputs["primal"].source.text  # type: ignore[attr-defined]
+    assert functions_of(text)["f"] == "    /* m.py:15: return 2.0 * x */\n    return 2.0 * x;\n"
+    assert "% 0" not in text and "pow" not in text, text
+    report = adgen.check(path, args={"f": (1.5,), "g": (2.0, 3), "h": (0.5,)})
+    assert report.ok, report.table()
+    reached = module(tmp_path, """
+    SCALE = 0.0
+
+
+    def f(x: float, y: float) -> float:
+        if y > SCALE:
+            return x / SCALE
+        return x
+    """, "reached")
+    with pytest.raises(adgen.LoadError, match="division by the constant zero"):
+        adgen.load(reached, modes=("primal",))
+
+
 def test_overwritten_elements_need_no_record(tmp_path: Path) -> None:
     """Writing an input array in place: the reverse sweep uses the loaded values, so the
     old contents are never saved, and the adjoint is still exact."""

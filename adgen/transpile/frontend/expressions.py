@@ -115,6 +115,28 @@ class ExpressionLowering:
         op = v.owner
         return op.value if isinstance(op, Const) else None
 
+    def static_test(self, v: Value) -> bool | None:
+        """The value of the condition ``v`` when it is known here: a constant, or comparisons
+        and logic of values known here (``SCALE != 0.0`` of a module constant); None
+        otherwise. (In ``f64`` and ``i64`` only: the C computes single precision itself.)"""
+        def value(v: Value) -> float | int | bool | None:
+            op = v.owner
+            if isinstance(op, Const):
+                return op.value
+            if not isinstance(op, Prim) or PRIMS[op.prim].fold is None or any(
+                    isinstance(a.type, ScalarType) and a.type.name in ("f32", "i32")
+                    for a in (*op.operands, op.result)):
+                return None
+            args = [value(a) for a in op.operands]
+            if any(a is None for a in args):
+                return None
+            try:
+                return PRIMS[op.prim].fold(*args)  # type: ignore[misc]
+            except (ArithmeticError, ValueError):
+                return None
+        known = value(v)
+        return known if isinstance(known, bool) else None
+
     def static_int(self, v: Value) -> int | None:
         """``v``'s value when it is an integer known here: a constant, or integer arithmetic
         of constants (``N + 1`` with ``N`` a module constant); None otherwise."""
@@ -557,6 +579,9 @@ class ExpressionLowering:
         multiplies the partials of the arm not taken by a zero adjoint: the ``-inf`` of
         ``1.0 / y`` at ``y = 0``, or the NaN of ``x ** 1.5`` at ``x < 0``, times zero is NaN.)"""
         cond = self.to_bool(node.test, self.expr(node.test))
+        taken = self.static_test(cond)
+        if taken is not None:  # a constant test: only its arm runs (as an if's branch)
+            return self.expr(node.body if taken else node.orelse)
         arms = (node.body, node.orelse)
         if all(is_safe_expression(arm) and has_finite_partials(arm) for arm in arms):
             a, b = self.expr(node.body), self.expr(node.orelse)

@@ -373,8 +373,24 @@ class FunctionLowering(ExpressionLowering):
         self.at(node).insert(Return(values, [], self.builder.loc))
 
     # -- if ------------------------------------------------------------------------------
+    def suite(self, suite: cst.BaseSuite | cst.If | cst.Else | None) -> None:
+        """A branch of an ``if``: its block, an ``elif`` (an ``if`` of its own), or nothing."""
+        if isinstance(suite, cst.If):
+            self.if_statement(suite)
+        elif isinstance(suite, cst.Else):
+            self.block(suite.body)
+        elif suite is not None:
+            self.block(suite)
+
     def if_statement(self, node: cst.If) -> None:
         cond = self.to_bool(node.test, self.expr(node.test))
+        taken = self.static_test(cond)
+        if taken is not None:
+            # a constant test (of module constants, say): the branch it skips never runs
+            # and is not lowered, as code after a return is not (CPython does not evaluate
+            # it: `if SCALE != 0.0: y = x / SCALE` with SCALE = 0.0 is no division by zero)
+            self.suite(node.body if taken else node.orelse)
+            return
         b = self.at(node)
         op = If([cond], [], b.loc, regions=[Region(), Region()])
         b.insert(op)
@@ -386,12 +402,7 @@ class FunctionLowering(ExpressionLowering):
         for region, suite in ((op.regions[0], node.body), (op.regions[1], node.orelse)):
             self.env = dict(before)
             self.builder.region = region
-            if isinstance(suite, cst.If):
-                self.if_statement(suite)
-            elif isinstance(suite, cst.Else):
-                self.block(suite.body)
-            elif suite is not None:
-                self.block(suite)
+            self.suite(suite)
             ends.append(dict(self.env) if falls_through(region) else None)
         self.builder.region = outer
         live = [e for e in ends if e is not None]
