@@ -9,6 +9,7 @@ transpiler reads them as types and intrinsics; it never imports this file.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -97,7 +98,10 @@ def _float(v: Any) -> float:
     return 0.0 if v is None else float(v)
 
 
+#: the function of each build (by file, mode, name, the file's mtime and size, precision)
 _BUILT: dict[tuple[str, str, str, int, int, str], Any] = {}
+#: the source file of a function (by its code object)
+_PATHS: dict[Any, str] = {}
 #: the types of the parameters of a function, as its module spells them (by the same key)
 _TYPES: dict[tuple[str, str, str, int, int], list[Any]] = {}
 
@@ -109,42 +113,47 @@ def _compiled(fn: Any, mode: str, args: tuple[Any, ...]) -> tuple[Any, tuple[Any
     float64, as the module's arrays are when ``adgen --check --precision f32`` runs it; a
     float array of the other precision (``zeros`` makes float64 arrays) is then passed as a
     copy in the build's (``fn`` only reads its arrays)."""
-    import inspect
-    import os
-
-    from .api import load, transpile
-    from .binding import NP_DTYPES, float_array
-    from .transpile.ir.types import ArrayType
-
-    path = inspect.getsourcefile(fn)
+    # (called once per grad or jvp that CPython runs, in loops: the work of a call whose
+    # arguments are no float arrays is a stat of the file and three dictionary lookups)
+    path = _PATHS.get(fn.__code__)
     if path is None:
-        raise TypeError(f"grad/jvp of {fn!r}: not a function of an adgen module")
+        import inspect
+        path = inspect.getsourcefile(fn)
+        if path is None:
+            raise TypeError(f"grad/jvp of {fn!r}: not a function of an adgen module")
+        _PATHS[fn.__code__] = path
     # the file as it is now: edited and reloaded in this process, it is built again (its
     # first build was used, the derivative of the old text)
     stat = os.stat(path)
     here = (path, mode, fn.__name__, stat.st_mtime_ns, stat.st_size)
+    arrays = [i for i, a in enumerate(args)
+              if isinstance(a, np.ndarray) and a.dtype in (np.float32, np.float64)]
+    if not arrays:
+        compiled = _BUILT.get((*here, "f64"))
+        if compiled is not None:
+            return compiled, args
+    from .api import load, transpile
+    from .binding import NP_DTYPES, float_array
+    from .transpile.ir.types import ArrayType
+
     if here not in _TYPES:  # (the parameters' types as the module spells them: no compiler)
         own = transpile(path, modes=(), functions=[fn.__name__]).module.function(fn.__name__)
         _TYPES[here] = [p.type for p in own.params]
     types = _TYPES[here]
-
-    def floats(a: Any) -> bool:
-        return isinstance(a, np.ndarray) and a.dtype in (np.float32, np.float64)
-
     single = len(args) == len(types) and any(
-        floats(a) and a.dtype == np.float32 and isinstance(t, ArrayType) and
-        t.elem.name == "f64" for a, t in zip(args, types))
+        args[i].dtype == np.float32 and isinstance(types[i], ArrayType) and
+        types[i].elem.name == "f64" for i in arrays)
     key = (*here, "f32" if single else "f64")
     if key not in _BUILT:
-        _BUILT[key] = load(path, modes=(mode,), functions=[fn.__name__],
-                           precision="f32" if single else "f64")
-    compiled = getattr(_BUILT[key], fn.__name__)
+        _BUILT[key] = getattr(load(path, modes=(mode,), functions=[fn.__name__],
+                                   precision="f32" if single else "f64"), fn.__name__)
+    compiled = _BUILT[key]
     if len(args) != len(compiled.param_types):
         return compiled, args  # (the call says what is wrong)
     return compiled, tuple(
         float_array(a, NP_DTYPES[t.elem.name], f"{fn.__name__}: argument '{name}'")
-        if floats(a) and isinstance(t, ArrayType) and t.elem.is_float else a
-        for a, t, name in zip(args, compiled.param_types, compiled.param_names))
+        if i in arrays and isinstance(t, ArrayType) and t.elem.is_float else a
+        for i, (a, t, name) in enumerate(zip(args, compiled.param_types, compiled.param_names)))
 
 
 def external(source: str, *, name: str, tangent: str | None = None,
