@@ -690,6 +690,16 @@ CASES = [
             return (-8.0) ** 0.5 * x
         """), 2, 12, "a negative constant raised to a fractional power is a complex number, "
                      "which adgen does not compute", None),
+    ("a variable assigned only in a branch a constant test skips", module("""
+        DEBUG = False
+
+        def f(x: float) -> float:
+            if DEBUG:
+                y = x
+            return y
+        """), 6, 12, "'y' may be undefined here (assign it on every path before this use)",
+     (4, 5, "it is assigned only in the branch of this if that never runs (its test is known "
+            "when compiling)")),
     ("a negative module constant to a fractional power", module("""
         NEG = -8.0
         HALF = 0.5

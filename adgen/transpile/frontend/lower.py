@@ -390,6 +390,12 @@ class FunctionLowering(ExpressionLowering):
             # and is not lowered, as code after a return is not (CPython does not evaluate
             # it: `if SCALE != 0.0: y = x / SCALE` with SCALE = 0.0 is no division by zero)
             self.suite(node.body if taken else node.orelse)
+            skipped = node.orelse if taken else node.body
+            for name in assigned_names(skipped) if skipped is not None else ():
+                if name not in self.env:
+                    self.undefined_why[name] = (
+                        self.loc_of(node), "it is assigned only in the branch of this if that "
+                                           "never runs (its test is known when compiling)")
             return
         b = self.at(node)
         op = If([cond], [], b.loc, regions=[Region(), Region()])
