@@ -515,6 +515,48 @@ def test_a_branch_that_a_constant_test_skips_is_not_lowered(tmp_path: Path) -> N
         adgen.load(reached, modes=("primal",))
 
 
+def test_a_while_test_known_when_compiling(tmp_path: Path) -> None:
+    """``while running:`` of a local the loop does not change is ``while True:`` (it needed a
+    return after it: "can reach its end without returning"); ``while DEBUG:`` of a false
+    module constant never runs and is not lowered (its ``x / SCALE`` was a division by the
+    constant zero)."""
+    path = module(tmp_path, """
+    DEBUG = False
+    SCALE = 0.0
+
+
+    def f(x: float, n: int) -> float:
+        running = 1
+        k = 0
+        while running:
+            x = x * 0.5 + math.sin(x)
+            k += 1
+            if k >= n:
+                return x
+
+
+    def g(x: float) -> float:
+        while DEBUG:
+            x = x / SCALE
+        return x * x
+
+
+    def h(x: float) -> float:
+        while SCALE >= 0.0:
+            x = x * 0.5
+            if x < 0.1:
+                return x
+    """)
+    m = adgen.load(path, modes=("primal", "reverse"))
+    assert m.g(3.0) == 9.0 and m.h(1.0) == 0.0625
+    text = m.transpiled.outputs["primal"].source.text  # type: ignore[attr-defined]
+    assert "while (true) {" in functions_of(text)["f"], text
+    assert functions_of(text)["g"] == "    /* m.py:24: return x * x */\n    return x * x;\n", text
+    report = adgen.check(path, args={"f": (0.7, 4), "g": (1.5,), "h": (1.3,)},
+                         modes=("forward", "reverse"))
+    assert report.ok, report.table()
+
+
 def test_overwritten_elements_need_no_record(tmp_path: Path) -> None:
     """Writing an input array in place: the reverse sweep uses the loaded values, so the
     old contents are never saved, and the adjoint is still exact."""

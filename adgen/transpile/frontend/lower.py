@@ -571,14 +571,24 @@ class FunctionLowering(ExpressionLowering):
         outer_region, before = self.builder.region, dict(self.env)
         self.builder.region = cond_region
         self.env.update(dict(zip(carried, cond_args, strict=True)))
-        test = self.expr(node.test)
-        if self.const_value(test) and cond_region.ops and cond_region.ops[-1] is test.owner:
-            # ``while 1:`` (or a module constant that is true) is ``while True:``, which
-            # ``endless`` recognises
-            cond_region.ops.pop()
+        cond = self.to_bool(node.test, self.expr(node.test))
+        known = self.static_test(cond)
+        if known is not None:  # (of constants only: the ops of the test are pure)
+            cond_region.ops.clear()
+        if known is False:  # ``while DEBUG:``: the body never runs, and is not lowered
+            self.builder.region = outer_region
+            self.env = before
+            outer_region.ops.remove(op)
+            for name in assigned_names(node.body):
+                if name not in self.env:
+                    self.undefined_why[name] = (
+                        self.loc_of(node), "it is assigned only in this loop, which never runs "
+                                           "(its test is known when compiling)")
+            return
+        if known:
+            # ``while 1:``, a module constant that is true, a local the loop does not change:
+            # ``while True:``, which ``endless`` recognises
             cond = self.at(node.test).const(True, BOOL)
-        else:
-            cond = self.to_bool(node.test, test)
         cond_region.ops.append(Condition([cond], [], self.loc_of(node.test)))
         self.builder.region = outer_region
         self.env = before
