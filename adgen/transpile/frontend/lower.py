@@ -373,6 +373,14 @@ class FunctionLowering(ExpressionLowering):
         self.at(node).insert(Return(values, [], self.builder.loc))
 
     # -- if ------------------------------------------------------------------------------
+    def never_runs(self, skipped: cst.CSTNode, node: cst.If | cst.While, where: str) -> None:
+        """Code that a test known when compiling skips is not lowered: a name it alone
+        assigns is undefined after it, and a use says why."""
+        for name in assigned_names(skipped):
+            if name not in self.env:
+                self.undefined_why[name] = (self.loc_of(node), f"it is assigned only in {where} "
+                                                               "(its test is known when compiling)")
+
     def suite(self, suite: cst.BaseSuite | cst.If | cst.Else | None) -> None:
         """A branch of an ``if``: its block, an ``elif`` (an ``if`` of its own), or nothing."""
         if isinstance(suite, cst.If):
@@ -391,11 +399,8 @@ class FunctionLowering(ExpressionLowering):
             # it: `if SCALE != 0.0: y = x / SCALE` with SCALE = 0.0 is no division by zero)
             self.suite(node.body if taken else node.orelse)
             skipped = node.orelse if taken else node.body
-            for name in assigned_names(skipped) if skipped is not None else ():
-                if name not in self.env:
-                    self.undefined_why[name] = (
-                        self.loc_of(node), "it is assigned only in the branch of this if that "
-                                           "never runs (its test is known when compiling)")
+            if skipped is not None:
+                self.never_runs(skipped, node, "the branch of this if that never runs")
             return
         b = self.at(node)
         op = If([cond], [], b.loc, regions=[Region(), Region()])
@@ -579,11 +584,7 @@ class FunctionLowering(ExpressionLowering):
             self.builder.region = outer_region
             self.env = before
             outer_region.ops.remove(op)
-            for name in assigned_names(node.body):
-                if name not in self.env:
-                    self.undefined_why[name] = (
-                        self.loc_of(node), "it is assigned only in this loop, which never runs "
-                                           "(its test is known when compiling)")
+            self.never_runs(node.body, node, "this loop, which never runs")
             return
         if known:
             # ``while 1:``, a module constant that is true, a local the loop does not change:
