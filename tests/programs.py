@@ -19,11 +19,22 @@ parameters, returning a float, a tuple of floats, a (float, int) tuple, an
 int or nothing.  Bodies mix straight-line float arithmetic (``+ - * /``, unary
 ``-``/``+``, ``**``, float ``%``) and intrinsics (``math.*``, ``np.*``,
 ``abs min max pow``), integer arithmetic with ``//``, ``%``, ``**`` and
-``int()``, ``if/elif/else`` on float comparisons, ``a if c else b``,
-``for`` loops over ``range`` with dynamic bounds and steps 1, 2, negative or
-computed, counter-bounded ``while`` loops (``while k < n and ...``, ``while
-True``, counting down), ``break`` / ``continue``, early ``return`` (also from
-loops), array reads and writes (local ``zeros`` arrays and array parameters
+``int()``, ``if/elif/else`` on float comparisons and comparison chains
+(``0.6 < e < 1.3``, ``lo < v < hi`` with bounds read from variables, ``a <
+x[i] <= g0(...)`` with array elements and helper calls as later operands, which
+run only where the comparisons before them hold: :func:`chain`), ``a if c
+else b``, guarded conditional expressions whose taken arm is finite only under
+its guard, a test of a variable's value (``(a / b if abs(b) > 0.25 else a)``,
+``(v ** 0.5 if v > 0.25 else w)``, ``pow(v, 1.5)``, ``math.sqrt(v)``,
+``math.log(v)`` under ``v > 0.1``, sometimes written with the guard negated:
+:func:`guarded_expr`), ``for`` loops over ``range`` with dynamic bounds and
+steps 1, 2, negative or computed, counter-bounded ``while`` loops (``while k <
+n and ...``, ``while True`` tested at the head, do-while ``while True:`` tested
+at the end of the body, ``...; k += 1; if k >= n: break``, counting down),
+``while True:`` loops that only ``return`` leaves (:func:`return_loop`: no
+``break`` of their own, ending the function body or a branch of an ``if``,
+with nothing after them in that block), ``break`` / ``continue``, early
+``return`` (also from loops), array reads and writes (local ``zeros`` arrays and array parameters
 written in place, through helpers too), calls to helpers (tuple results
 unpacked with ``a, b = g(...)``), tuple and chained assignment, module-level
 constants, annotated assignment, docstrings and ``assert``.
@@ -34,8 +45,9 @@ forward sweep decided and overwrote:
 * convergence loops, whose trip count depends on float data
   (:func:`converge_loop`): ``while k < N and abs(v) > tol:`` / ``v = 0.5 * v
   + ...``, a fixed-point iteration tested by ``abs(v - w) > tol``, Heron's
-  square root, or ``while True: ... if abs(v) <= tol or k >= N: break``; often
-  with a data-dependent ``break`` too;
+  square root, or ``while True: ... if abs(v) <= tol or k >= N: break`` (the
+  test after the update, or at the end of the body); often with a
+  data-dependent ``break`` too;
 * nested loops (:func:`nested_loops`): a ``for`` / ``while`` / convergence
   loop inside another, with a conditional ``break`` or ``continue`` (now and
   then ``return``) in the inner loop and, after the inner loop, in the outer;
@@ -108,7 +120,11 @@ sequential loops, as people write them).
   Expressions over a cap are scaled down or squashed (:func:`fit`);
   arguments of ``exp``-like functions are capped at 2, arguments of ``log``
   and ``sqrt`` are ``1.0 + e * e`` or ``abs(e) + 0.5``, divisors are
-  bounded away from zero.  Array elements stay within ``ARRAY_BOUND``.
+  bounded away from zero, except in guarded conditional expressions, whose
+  guard keeps the operand away from the singularity (``abs(b) > 0.25``, ``v >
+  0.1``) and reads a variable or an array element: a constant operand would
+  be folded (and refused where negative, ``(-0.5) ** 0.5``) in an arm never
+  taken.  Array elements stay within ``ARRAY_BOUND``.
 * Integer expressions carry an interval (:class:`IExpr`), so divisors of
   ``//`` and ``%`` are nonzero, ``zeros`` extents are positive and loops
   have bounded trip counts.  Indices are in range by construction: loop
@@ -116,10 +132,15 @@ sequential loops, as people write them).
   any other integer ``e`` indexes as ``e % len(x)`` or as a constant.
 * ``while`` loops are bounded by an integer counter (``k < n``) that no other
   statement touches; ``continue`` appears only where the counter is already
-  incremented.  Convergence loops keep such a counter as a backstop (``k <
+  incremented (never in a do-while loop, whose test ends the body).  A
+  :func:`return_loop` tests its counter right after ``k += 1`` at the head (or
+  before it) or at the end of the body, and returns when it reaches its bound;
+  no ``break`` leaves it directly (:attr:`Loop.allow_break`), so it never
+  falls through and ends its block.  Convergence loops keep such a counter as a backstop (``k <
   N`` with ``N <= 10``, incremented first, or last where nothing may
   ``continue``; ``while True`` loops test ``k >= N`` right after ``k += 1``,
-  before anything can ``continue``).  Their iterate follows the
+  before anything can ``continue``, or at the end of the body, where nothing
+  may ``continue``).  Their iterate follows the
   bound rule above (``v = 0.5 * v + c * e`` with ``|c * e| <= 0.5``, ``v *=
   0.9 * tanh(e)``) and its update contracts (:func:`of_var` is Lipschitz 1
   at most in ``v``), so the derivatives stay of order one; Heron's ``v =
@@ -407,6 +428,8 @@ class Function:
 class Loop:
     allow_continue: bool
     parallel: bool = False   #: a prange: no break directly in it, no return anywhere in it
+    #: a ``while True:`` left only by ``return`` (:func:`return_loop`): no ``break`` of its own
+    allow_break: bool = True
 
 
 @dataclass
@@ -783,6 +806,7 @@ def float_expr(draw, scope: Scope, depth: int = 2, cap: float = FLOAT_CAP) -> FE
     calls = callable_helpers(scope, ("float",))
     form = pick(draw, [("leaf", 3), ("add", 3), ("sub", 2), ("mul", 3), ("div", 2), ("neg", 1),
                        ("unary", 4), ("binary", 2), ("ifexp", 1), ("call", 2 if calls else 0),
+                       ("guarded", 1 if scope.floats or float_arrays(scope) else 0),
                        ("fmod", 1), ("grad", 1 if grad_targets(scope) else 0)])
     d = depth - 1
     if form == "leaf":
@@ -816,11 +840,98 @@ def float_expr(draw, scope: Scope, depth: int = 2, cap: float = FLOAT_CAP) -> FE
         c = draw(condition(scope, 1))
         a, b = draw(float_expr(scope, d)), draw(float_expr(scope, d))
         e = FExpr(f"({a.text} if {c} else {b.text})", max(a.bound, b.bound))
+    elif form == "guarded":
+        e = draw(guarded_expr(scope, d))
     elif form == "grad":
         e = draw(grad_expr(scope))
     else:
         e = draw(helper_call(scope, draw(st.sampled_from(calls))))
     return fit(draw, e, cap)
+
+
+def atomic(text: str) -> str:
+    """``text`` parenthesised unless it is a name or an array element (a base of ``**``)."""
+    if text.replace("_", "a").isalnum() and not text[0].isdigit():
+        return text
+    if text.endswith("]") and "[" in text and text[:text.index("[")].replace("_", "a").isalnum() \
+            and text.count("[") == 1:
+        return text
+    return f"({text})"
+
+
+@st.composite
+def variable_operand(draw, scope: Scope, cap: float) -> FExpr:
+    """A float expression that reads a float variable or an array element, so never a constant
+    (adgen folds constant arms it never takes, and refuses ``(-0.5) ** 0.5`` there): the
+    variable alone, or combined with another expression."""
+    kinds = [("var", 3 if scope.floats else 0), ("array", 2 if float_arrays(scope) else 0)]
+    if pick(draw, kinds) == "var":
+        recent = scope.recent_floats(3)
+        name = draw(st.sampled_from(sorted({v.name for v in recent} | set(scope.floats))))
+        leaf = FExpr(name, scope.floats[name].bound)
+    else:
+        a = scope.arrays[draw(st.sampled_from(float_arrays(scope)))]
+        leaf = FExpr(draw(array_element(scope, a)), ARRAY_BOUND)
+    form = pick(draw, [("plain", 3), ("add", 1), ("sub", 1), ("mul", 1), ("func", 1)])
+    if form == "plain":
+        e = leaf
+    elif form == "func":
+        f = spell(draw, draw(st.sampled_from(["sin", "cos", "tanh"])))
+        e = FExpr(f"{f}({leaf.text})", 1.0)
+    else:
+        o = draw(float_expr(scope, 1, 2.0))
+        sym = {"add": "+", "sub": "-", "mul": "*"}[form]
+        e = FExpr(f"({leaf.text} {sym} {o.text})",
+                  leaf.bound * o.bound if form == "mul" else leaf.bound + o.bound)
+    return fit(draw, e, cap)
+
+
+@st.composite
+def guarded_expr(draw, scope: Scope, depth: int) -> FExpr:
+    """A conditional expression whose taken arm is finite only under its guard, a test of a
+    variable's value: ``(a / b if abs(b) > 0.25 else a)``, ``(v ** 0.5 if v > 0.25 else w)``,
+    ``(pow(v, 1.5) if v > 0.1 else w)``, ``math.sqrt``, ``math.log`` (now and then the guard
+    negated and the arms swapped).  CPython evaluates only the arm taken; adgen must branch
+    (the partials of the other arm are infinite or NaN)."""
+    form = pick(draw, [("div", 2), ("sqrt", 2), ("pow", 1), ("log", 1)])
+    other = draw(float_expr(scope, max(depth - 1, 0)))
+    if form == "div":
+        a = draw(float_expr(scope, max(depth - 1, 0), 4.0))
+        b = draw(variable_operand(scope, FLOAT_CAP))
+        thr = draw(st.sampled_from([0.25, 0.5]))
+        guard, neg = draw(st.sampled_from([
+            (f"abs({b.text}) > {thr}", f"abs({b.text}) <= {thr}"),
+            (f"abs({b.text}) >= {thr}", f"abs({b.text}) < {thr}"),
+            (f"{b.text} > {thr}", f"{b.text} <= {thr}"),
+            (f"{b.text} < {ffmt(-thr)}", f"{b.text} >= {ffmt(-thr)}")]))
+        num = draw(st.sampled_from([a.text, "1.0"]))
+        taken = FExpr(f"{atomic(num)} / {atomic(b.text)}", (a.bound if num == a.text else 1.0) / thr)
+        if draw(st.booleans()):
+            other = a
+    else:
+        v = draw(variable_operand(scope, 4.0 if form == "pow" else FLOAT_CAP))
+        thr = draw(st.sampled_from([0.1, 0.25, 0.5]))
+        guard, neg = f"{v.text} > {thr}", f"{v.text} <= {thr}"
+        base = atomic(v.text)
+        if form == "sqrt":
+            text = draw(st.sampled_from([f"{base} ** 0.5", f"{spell(draw, 'sqrt')}({v.text})",
+                                         f"pow({v.text}, 0.5)"]))
+            taken = FExpr(text, math.sqrt(v.bound))
+        elif form == "pow":
+            p = draw(st.sampled_from([1.5, 0.5, 2.5, -0.5, 0.75]))
+            text = draw(st.sampled_from([f"pow({v.text}, {ffmt(p)})", f"{base} ** {ffmt(p)}",
+                                         f"math.pow({v.text}, {ffmt(p)})",
+                                         f"np.power({v.text}, {ffmt(p)})"]))
+            taken = FExpr(text, max(v.bound ** p, thr ** p))
+        else:
+            name = draw(st.sampled_from(["log", "log", "log2", "log10"]))
+            taken = FExpr(f"{spell(draw, name)}({v.text})",
+                          max(math.log(v.bound), -math.log(thr)) / (1.0 if name == "log" else 0.69))
+    if draw(st.integers(0, 3)) == 0:
+        text = f"({other.text} if {neg} else {taken.text})"
+    else:
+        text = f"({taken.text} if {guard} else {other.text})"
+    return FExpr(text, max(taken.bound, other.bound))
 
 
 @st.composite
@@ -858,7 +969,7 @@ def callable_helpers(scope: Scope, returns: tuple[str, ...]) -> list[Helper]:
 def condition(draw, scope: Scope, depth: int = 1) -> str:
     """A boolean expression; float comparisons are data-dependent."""
     form = pick(draw, [("fcmp", 6), ("icmp", 2), ("bool", 2 if scope.bools else 0),
-                       ("chain", 1), ("not", 1 if depth > 0 else 0), ("and", 1 if depth > 0 else 0),
+                       ("chain", 2), ("not", 1 if depth > 0 else 0), ("and", 1 if depth > 0 else 0),
                        ("or", 1 if depth > 0 else 0)])
     op = draw(st.sampled_from(["<", "<=", ">", ">="]))
     if form == "fcmp":
@@ -877,14 +988,64 @@ def condition(draw, scope: Scope, depth: int = 1) -> str:
             return f"{a.text} % 2 == 0"
         return f"{a.text} {op} {b.text}"
     if form == "chain":
-        a = draw(float_expr(scope, 1))
-        return f"0.6 < {a.text} < 1.3"
+        return draw(chain(scope))
     if form == "bool":
         return draw(st.sampled_from(sorted(scope.bools)))
     if form == "not":
         return f"not ({draw(condition(scope, depth - 1))})"
     a, b = draw(condition(scope, depth - 1)), draw(condition(scope, depth - 1))
     return f"({a}) {form} ({b})"
+
+
+@st.composite
+def chain_operand(draw, scope: Scope) -> str:
+    """A later operand of a comparison chain: an array element, a helper call (evaluated only
+    where the comparisons before it hold), a float or an integer expression or a constant."""
+    calls = callable_helpers(scope, ("float", "int"))
+    kind = pick(draw, [("element", 3 if float_arrays(scope) else 0),
+                       ("call", 3 if calls else 0), ("expr", 2), ("int", 1), ("const", 1)])
+    if kind == "element":
+        a = scope.arrays[draw(st.sampled_from(float_arrays(scope)))]
+        return draw(array_element(scope, a))
+    if kind == "call":
+        return draw(helper_call(scope, draw(st.sampled_from(calls)), 0)).text
+    if kind == "int":
+        return draw(int_expr(scope, 1)).text
+    if kind == "const":
+        return ffmt(draw(st.sampled_from([0.5, 1.0, 1.2, 0.0, -0.3])))
+    return draw(float_expr(scope, 1)).text
+
+
+@st.composite
+def chain(draw, scope: Scope) -> str:
+    """A comparison chain: ``0.6 < e < 1.3``, ``lo < v < hi`` with bounds from variables,
+    or ``a < x[i] <= g0(...)`` with array elements and helper calls as later operands (three
+    or four operands, the operators mostly in one direction)."""
+    form = pick(draw, [("const", 1), ("bounds", 2 if scope.floats or float_arrays(scope) else 0),
+                       ("mixed", 3)])
+    a = draw(float_expr(scope, 1))
+    if form == "const":
+        return f"0.6 < {a.text} < 1.3"
+    up = draw(st.booleans())
+    ops = ["<", "<="] if up else [">", ">="]
+    if form == "bounds":  # lo < v < hi: both bounds read the data
+        v = draw(variable_operand(scope, FLOAT_CAP))
+        lo, hi = draw(float_expr(scope, 1)), draw(float_expr(scope, 1))
+        if not up:
+            lo, hi = hi, lo
+        if draw(st.booleans()):   # around a value: v - c < w < v + c
+            c = draw(st.sampled_from([0.25, 0.5, 1.0]))
+            lo = FExpr(f"{a.text} - {c}", 0.0) if up else FExpr(f"{a.text} + {c}", 0.0)
+            hi = FExpr(f"{a.text} + {c}", 0.0) if up else FExpr(f"{a.text} - {c}", 0.0)
+        return (f"{lo.text} {draw(st.sampled_from(ops))} {v.text} "
+                f"{draw(st.sampled_from(ops))} {hi.text}")
+    n = draw(st.integers(2, 3))
+    parts = [a.text]
+    for _ in range(n):
+        op = draw(st.sampled_from(ops)) if draw(st.integers(0, 4)) else \
+            draw(st.sampled_from(["<", "<=", ">", ">="]))
+        parts += [op, draw(chain_operand(scope))]
+    return " ".join(parts)
 
 
 # --------------------------------------------------------------------------- statements
@@ -1099,8 +1260,10 @@ def unpack_call(draw, scope: Scope) -> list[str]:
 
 
 @st.composite
-def return_statement(draw, scope: Scope) -> list[str]:
-    """``return ...`` with the anchor term in the (first) float result."""
+def return_statement(draw, scope: Scope, final: bool = False) -> list[str]:
+    """``return ...`` with the anchor term in the (first) float result; at the top level, or
+    with ``final`` (the returns of a :func:`return_loop` at the top level), it adds the sums
+    of :attr:`Function.linear`."""
     fn = scope.fn
     if fn.returns == "none":
         return ["return"]
@@ -1113,7 +1276,7 @@ def return_statement(draw, scope: Scope) -> list[str]:
         t = fit(draw, FExpr(v.name, v.bound), 1.0)
         terms.append(t.text)
         bound += t.bound
-    if scope.top:
+    if scope.top or final:
         for name, b in fn.linear:
             terms.append(name)
             bound += b
@@ -1135,7 +1298,8 @@ def jump(draw, scope: Scope, returns: int = 2) -> list[str]:
     in a prange no ``return``, and no ``break`` directly in its body."""
     options = [("return", 0 if any(loop.parallel for loop in scope.loops) else returns)]
     if scope.loops:
-        options += [("break", 0 if scope.loops[-1].parallel else 3),
+        options += [("break", 3 if scope.loops[-1].allow_break and not scope.loops[-1].parallel
+                     else 0),
                     ("continue", 2 if scope.loops[-1].allow_continue else 0)]
     kind = pick(draw, options)
     if kind == "return":
@@ -1169,6 +1333,8 @@ def if_statement(draw, scope: Scope) -> list[str]:
                 e = draw(float_expr(inner, 2))
                 body.append(f"{name} = {e.text}")
                 bounds[j] = max(bounds[j], e.bound)
+        elif can_return_loop(inner) and draw(st.integers(0, 3)) == 0:
+            body += draw(return_loop(inner))   # a while True: left only by return
         else:
             body += draw(jump(inner))
         lines += indent(body or ["pass"])
@@ -1343,13 +1509,14 @@ def while_loop(draw, scope: Scope, body_fn: BodyFn | None = None) -> list[str]:
         sym: str | None = a.extents[ax].sym
     else:
         bound, sym = draw(small_int(scope, 0, 5)), None
-    form = pick(draw, [("inc_first", 3), ("inc_last", 2), ("true", 1), ("down", 1)])
+    form = pick(draw, [("inc_first", 3), ("inc_last", 2), ("true", 1), ("down", 1),
+                       ("dowhile", 2)])
     guard = ""
-    if draw(st.integers(0, 2)) == 0:
+    if form != "dowhile" and draw(st.integers(0, 2)) == 0:
         guard = f" and {draw(condition(scope, 0))}"
     trips = max(bound.hi, 1)
     lines = [f"{k} = {bound.text}" if form == "down" else f"{k} = 0"]
-    body_scope = enter_loop(scope, Loop(allow_continue=form != "inc_last"))
+    body_scope = enter_loop(scope, Loop(allow_continue=form not in ("inc_last", "dowhile")))
     head: list[str]
     tail: list[str] = []
     if form == "inc_first":
@@ -1364,6 +1531,11 @@ def while_loop(draw, scope: Scope, body_fn: BodyFn | None = None) -> list[str]:
         lines.append("while True:")
         head = [f"if {k} >= {bound.text}:", "    break", f"{k} += 1"]
         lo, hi, hint = 1, bound.hi, (Hint(sym, 1, 0),) if sym else ()
+    elif form == "dowhile":  # tested at the end of the body: at least one trip
+        lines.append("while True:")
+        head, tail = [], [f"{k} += 1", f"if {k} >= {bound.text}:", "    break"]
+        # extents are at least 1, so k < len(x) on every trip
+        lo, hi, hint = 0, max(bound.hi - 1, 0), (Hint(sym, 0, -1),) if sym else ()
     else:
         lines.append(f"while {k} > 0{guard}:")
         head = [f"{k} -= 1"]
@@ -1380,7 +1552,73 @@ def while_loop(draw, scope: Scope, body_fn: BodyFn | None = None) -> list[str]:
         lines.insert(0, f"{acc.name} = 0.0")
         scope.floats[acc.name] = acc
         scope.touch(acc.name)
-    scope.ints[k] = IntVar(k, min(0, lo), max(bound.hi, 0), scope.level, mutable=False)
+    scope.ints[k] = IntVar(k, min(0, lo), max(bound.hi, 1), scope.level, mutable=False)
+    return lines + indent(body)
+
+
+def can_return_loop(scope: Scope) -> bool:
+    """Whether a :func:`return_loop` may end the block of ``scope``: a loop is allowed there
+    and a ``return`` too (not in a prange)."""
+    return (scope.depth < scope.fn.max_depth and not scope.fn.straight
+            and not any(loop.parallel for loop in scope.loops))
+
+
+@st.composite
+def return_loop(draw, scope: Scope) -> list[str]:
+    """``while True:`` that only ``return`` leaves (no ``break`` of its own), so it never falls
+    through: it ends a block (the function body, or a branch of an ``if``) and nothing follows
+    it.  A counter stops it: ``k += 1; if k >= N: return e`` right after the loop head (or the
+    test first, then the increment), or ``...; k += 1; if k >= N: return e`` at the end of the
+    body (then nothing may ``continue``); now and then a data-dependent ``return`` comes
+    earlier.  Breaks inside inner loops leave only those loops."""
+    fn = scope.fn
+    k = fn.fresh("k")
+    axes = [(a, kk) for a in scope.arrays.values() for kk in range(a.ndim)]
+    if axes and draw(st.integers(0, 2)) == 0:
+        a, ax = draw(st.sampled_from(sorted(axes, key=lambda p: (p[0].name, p[1]))))
+        bound = IExpr(a.extent_text(ax, draw), a.extents[ax].lo, a.extents[ax].hi)
+        sym: str | None = a.extents[ax].sym
+    else:
+        bound, sym = draw(small_int(scope, 0, 5)), None
+    form = pick(draw, [("inc_test", 2), ("test_inc", 1), ("tail", 2)])
+    body_scope = enter_loop(scope, Loop(allow_continue=form != "tail", allow_break=False))
+    final = scope.top   # its returns are the function's last: they add the linear sums
+    lines = [f"{k} = 0", "while True:"]
+    body: list[str] = []
+
+    def at_test(lo: int) -> Scope:
+        """The scope of the return under ``if k >= N:``, where k is N (or lo, if N < lo)."""
+        s = body_scope.child()
+        s.ints[k] = IntVar(k, lo, max(lo, bound.hi), s.level, mutable=False,
+                           hints=(Hint(sym, lo, 0),) if sym else ())
+        return s
+
+    if form == "inc_test":   # k in [1, N - 1] after the test
+        body_scope.ints[k] = IntVar(k, 1, max(1, bound.hi - 1), body_scope.level,
+                                    mutable=False, hints=(Hint(sym, 1, -1),) if sym else ())
+        body += [f"{k} += 1", f"if {k} >= {bound.text}:"]
+        body += indent(draw(return_statement(at_test(1), final)))
+    elif form == "test_inc":  # k in [1, N]
+        body_scope.ints[k] = IntVar(k, 1, max(1, bound.hi), body_scope.level, mutable=False,
+                                    hints=(Hint(sym, 1, 0),) if sym else ())
+        body += [f"if {k} >= {bound.text}:"]
+        body += indent(draw(return_statement(at_test(0), final)))
+        body += [f"{k} += 1"]
+    else:                     # k in [0, max(N - 1, 0)]: at least one trip
+        body_scope.ints[k] = IntVar(k, 0, max(0, bound.hi - 1), body_scope.level,
+                                    mutable=False, hints=(Hint(sym, 0, -1),) if sym else ())
+    body += draw(block(body_scope, 1, 3))
+    if draw(st.integers(0, 2)) == 0:   # a data-dependent early return
+        body += [f"if {draw(condition(body_scope, 1))}:"]
+        body += indent(draw(return_statement(body_scope.child(), final)))
+        body += draw(simple_block(body_scope, 0, 1))
+    if form == "tail":
+        body += [f"{k} += 1", f"if {k} >= {bound.text}:"]
+        body += indent(draw(return_statement(at_test(1), final)))
+    elif draw(st.booleans()):  # and a return after the loop's work, on the last trips
+        body += [f"if {k} >= {bound.text} - 1:" if draw(st.booleans()) else
+                 f"if {draw(condition(body_scope, 0))}:"]
+        body += indent(draw(return_statement(body_scope.child(), final)))
     return lines + indent(body)
 
 
@@ -1480,9 +1718,12 @@ def converge_loop(draw, scope: Scope, body_fn: BodyFn | None = None) -> list[str
         lines.append(f"while {test} and {k} < {n_text}:")
     else:
         lines.append(f"while {k} < {n_text} and {test}:")
-    # the counter moves first, or (now and then) last, and then nothing may continue
+    # the counter moves first, or (now and then) last, and then nothing may continue; a
+    # while True may test at the end of its body (do-while), and then nothing may continue
+    # either (it would skip the test)
     inc_last = not until and draw(st.integers(0, 2)) == 0
-    body_scope = enter_loop(scope, Loop(allow_continue=not inc_last))
+    test_last = until and draw(st.booleans())
+    body_scope = enter_loop(scope, Loop(allow_continue=not inc_last and not test_last))
     lo = 0 if inc_last else 1   # k is in [0, N - 1] (incremented last) or [1, N]
     body_scope.ints[k] = IntVar(k, lo, max(lo, n_hi - 1 + lo), body_scope.level, mutable=False)
     body = [] if inc_last else [f"{k} += 1"]
@@ -1505,7 +1746,7 @@ def converge_loop(draw, scope: Scope, body_fn: BodyFn | None = None) -> list[str
             f"{v} *= 0.5 + 0.4 * {spell(draw, 'cos')}({h.text})",
             f"{v} = {v} * 0.8 * math.erf({h.text})"])))
     body_scope.touch(v)
-    if until:
+    if until and not test_last:
         body += [f"if {stop} or {k} >= {n_text}:", "    break"]
     body += draw(body_fn(body_scope) if body_fn else block(body_scope, 0, 2))
     if body_fn is None and draw(st.booleans()):  # a data-dependent break
@@ -1517,6 +1758,8 @@ def converge_loop(draw, scope: Scope, body_fn: BodyFn | None = None) -> list[str
     acc = draw(accumulate(scope, body_scope, body, n_hi))
     if inc_last:
         body.append(f"{k} += 1")
+    if test_last:
+        body += [f"if {stop} or {k} >= {n_text}:", "    break"]
     if acc is not None:
         lines.insert(0, f"{acc.name} = 0.0")
         scope.floats[acc.name] = acc
@@ -2251,7 +2494,9 @@ def function(draw, name: str, params: list[Param], returns: str, helpers: list[H
         body += draw(block(scope, 0, 2))
     if returns == "none":  # make sure something is written (it is the only output)
         body += draw(array_write(scope, [p.name for p in params if p.writable and p.kind == "array"]))
-    if returns != "none" or draw(st.booleans()):
+    if can_return_loop(scope) and draw(st.integers(0, 6)) == 0:
+        body += draw(return_loop(scope))   # while True: ... left only by return
+    elif returns != "none" or draw(st.booleans()):
         body += draw(return_statement(scope))
     sig = ", ".join(f"{p.name}: {annotation(draw, p)}" for p in params)
     lines = [f"def {name}({sig}) -> {return_annotation(returns)}:"] + indent(body)
