@@ -100,8 +100,8 @@ def _float(v: Any) -> float:
 
 #: the function of each build (by file, mode, name, the file's mtime and size, precision)
 _BUILT: dict[tuple[str, str, str, int, int, str], Any] = {}
-#: the source file of a function (by its code object)
-_PATHS: dict[Any, str] = {}
+#: the source file of a function (by the file name of its code)
+_PATHS: dict[str, str] = {}
 #: the types of the parameters of a function, as its module spells them (by the same key)
 _TYPES: dict[tuple[str, str, str, int, int], list[Any]] = {}
 
@@ -115,13 +115,13 @@ def _compiled(fn: Any, mode: str, args: tuple[Any, ...]) -> tuple[Any, tuple[Any
     copy in the build's (``fn`` only reads its arrays)."""
     # (called once per grad or jvp that CPython runs, in loops: the work of a call whose
     # arguments are no float arrays is a stat of the file and three dictionary lookups)
-    path = _PATHS.get(fn.__code__)
+    path = _PATHS.get(fn.__code__.co_filename)  # (code objects of two files may be equal)
     if path is None:
         import inspect
         path = inspect.getsourcefile(fn)
         if path is None:
             raise TypeError(f"grad/jvp of {fn!r}: not a function of an adgen module")
-        _PATHS[fn.__code__] = path
+        _PATHS[fn.__code__.co_filename] = path
     # the file as it is now: edited and reloaded in this process, it is built again (its
     # first build was used, the derivative of the old text)
     stat = os.stat(path)

@@ -258,6 +258,30 @@ def test_cpython_uses_the_module_as_edited(tmp_path: Path) -> None:
     assert run() == 15.0
 
 
+def test_cpython_tells_equal_functions_of_two_files_apart(tmp_path: Path) -> None:
+    """The same text in two files: their functions' code objects are equal (the file name is
+    not compared), and grad(f) of the second looked for the first's file, gone by then
+    (FileNotFoundError in a process that checks one temporary module after another)."""
+    import importlib.util
+    import shutil
+
+    text = ("from adgen import grad\n\n\n"
+            "def f(x: float) -> float:\n    return 3.0 * x * x\n\n\n"
+            "def g(x: float) -> float:\n    return grad(f)(x)\n")
+    results = []
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        path = tmp_path / name / "same.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location("same", path)
+        assert spec is not None and spec.loader is not None
+        py = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(py)
+        results.append(float(py.g(1.5)))
+        shutil.rmtree(tmp_path / name)
+    assert results == [9.0, 9.0]
+
+
 def test_taped_inner_gradients(tmp_path: Path) -> None:
     """A loop inside: forward over reverse is the tangent of the taped adjoint; reverse over
     reverse uses the custom adjoint ``energy_grad_x_vjp`` (one hvp of energy)."""
