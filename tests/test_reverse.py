@@ -462,7 +462,7 @@ def test_the_arm_a_conditional_expression_does_not_take_adds_no_nan(tmp_path: Pa
 
 def test_a_branch_that_a_constant_test_skips_is_not_lowered(tmp_path: Path) -> None:
     """``if SCALE != 0.0: return x / SCALE`` with ``SCALE = 0.0`` was refused as a division
-    by the constant zero, and ``v ** 0.5 if v > 0.25 else x`` with ``v = -1.25`` as a
+    by the constant zero, and ``if v > 0.25: return v ** 0.5`` with ``v = -1.25`` as a
     complex number, where CPython runs both (it never evaluates the branch the test skips).
     Such a branch is not lowered, as code after a return is not; one that runs is still
     refused."""
@@ -479,7 +479,10 @@ def test_a_branch_that_a_constant_test_skips_is_not_lowered(tmp_path: Path) -> N
 
 
     def g(x: float, n: int) -> float:
-        y = x / SCALE if SCALE > 0.0 else x * x
+        if SCALE > 0.0:
+            y = x / SCALE
+        else:
+            y = x * x
         if DEBUG:
             y += n % 0
         elif STEPS > 1 and SCALE == 0.0:
@@ -491,16 +494,27 @@ def test_a_branch_that_a_constant_test_skips_is_not_lowered(tmp_path: Path) -> N
 
     def h(x: float) -> float:
         v = -1.25
-        return v ** 0.5 if v > 0.25 else math.sin(x)
+        if v > 0.25:
+            return v ** 0.5
+        return math.sin(x)
+
+
+    def k(y: float) -> float:
+        x = 1 if DEBUG else 2.5
+        x += 0.5
+        return x * y
     """)
     m = adgen.load(path, modes=("primal", "forward", "reverse"))
     assert m.f(1.5) == 3.0 and m.g(2.0, 3) == 12.0 and m.h(0.5) == math.sin(0.5)
+    # a conditional expression keeps the type of both arms, as before (a float here; its
+    # test known when compiling does not make it the int of the arm taken)
+    assert m.k(2.0) == 6.0
     assert m.f.vjp((1.5,), 1.0)[1] == (2.0,)
     assert m.g.vjp((2.0, 3), 1.0)[1] == (12.0, None)
     text = m.transpiled.outputs["primal"].source.text  # type: ignore[attr-defined]
     assert functions_of(text)["f"] == "    /* m.py:15: return 2.0 * x */\n    return 2.0 * x;\n"
     assert "% 0" not in text and "pow" not in text, text
-    report = adgen.check(path, args={"f": (1.5,), "g": (2.0, 3), "h": (0.5,)})
+    report = adgen.check(path, args={"f": (1.5,), "g": (2.0, 3), "h": (0.5,), "k": (2.0,)})
     assert report.ok, report.table()
     reached = module(tmp_path, """
     SCALE = 0.0

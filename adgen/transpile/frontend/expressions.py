@@ -579,9 +579,8 @@ class ExpressionLowering:
         multiplies the partials of the arm not taken by a zero adjoint: the ``-inf`` of
         ``1.0 / y`` at ``y = 0``, or the NaN of ``x ** 1.5`` at ``x < 0``, times zero is NaN.)"""
         cond = self.to_bool(node.test, self.expr(node.test))
-        taken = self.static_test(cond)
-        if taken is not None:  # a constant test: only its arm runs (as an if's branch)
-            return self.expr(node.body if taken else node.orelse)
+        # (a test known when compiling still lowers both arms, unlike an if statement: the
+        # expression's type is that of both arms, 1 if DEBUG else 2.5 a float)
         arms = (node.body, node.orelse)
         if all(is_safe_expression(arm) and has_finite_partials(arm) for arm in arms):
             a, b = self.expr(node.body), self.expr(node.orelse)
