@@ -553,6 +553,18 @@ def test_a_while_true_left_only_by_return_ends_its_region() -> None:
     fn = lower("def f(x: float) -> float:\n" + body.format(cond="True", leave="            break\n"))
     loop = next(op for op in fn.body.ops if isinstance(op, While))
     assert not endless(loop) and fn.body.ops[-1].mnemonic == "return"
+    # a condition region computing something before the constant True is not while True
+    # (single-exit form would drop what it computes on each test)
+    fn = lower("def f(x: float) -> float:\n" + body.format(cond="True", leave="            return x\n"))
+    loop = fn.body.ops[-1]
+    assert isinstance(loop, While) and endless(loop)
+    scratch = Region([])
+    sb = Builder(scratch, NOWHERE)
+    two = sb.const(2.0, F64)
+    sb.prim("add", two, two)
+    cond = loop.regions[0]
+    cond.ops = cond.ops[:-1] + scratch.ops + cond.ops[-1:]
+    assert not endless(loop), print_function(fn)
     fn = lower("def f(x: float, n: int) -> float:\n" +
                body.format(cond="n", leave="            return x\n"))
     assert not endless(next(op for op in fn.body.ops if isinstance(op, While)))

@@ -47,12 +47,14 @@ def endless(op: While) -> bool:
 
 
 def always_true(cond: Region) -> bool:
-    """Whether a while's condition region ends in the constant True."""
+    """Whether a while's condition region is the constant True and nothing else (ops before
+    it, a call that writes an array, run on each test: the loop is not ``while True``)."""
     term = cond.terminator
     if not isinstance(term, Condition):
         return False
     owner = term.operands[0].owner
-    return isinstance(owner, Const) and owner.value is True
+    return isinstance(owner, Const) and owner.value is True and \
+        all(isinstance(op, Const) for op in cond.ops[:-1])
 
 
 def _breaks(region: Region) -> bool:
