@@ -24,6 +24,20 @@ def _module(tmp_path: Path, text: str, name: str = "m") -> str:
     return str(path)
 
 
+def _made_wrong(path: str, modes: tuple[str, ...], file: str, good: str, bad: str) -> str:
+    """A derivative made wrong by hand, for ``adgen.check(..., sources=[...])``: the C of
+    ``modes`` written by the command line (into ``out`` beside the module), then the one
+    ``good`` of ``file`` replaced by ``bad``.  Returns the edited file."""
+    out = Path(path).parent / "out"
+    r = run_cli(path, *(a for m in modes for a in ("--mode", m)), "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    edited = out / file
+    text = edited.read_text()
+    assert text.count(good) == 1, text
+    edited.write_text(text.replace(good, bad))
+    return str(edited)
+
+
 def test_each_head_selects_the_inputs_of_its_own_function(tmp_path: Path) -> None:
     path = _module(tmp_path, TWO, "two")
     t = transpile(path, ("primal", "forward"), head="g(return)/(x) k(return)/(n)")
@@ -465,23 +479,16 @@ def test_f32_annotations_in_an_f64_build_are_checked_to_the_f32_tolerances(
 
 def test_a_wrong_derivative_of_an_f32_function_fails_its_check(tmp_path: Path) -> None:
     path = _module(tmp_path, F32_MODULE, "m32")
-    out = tmp_path / "out"
-    r = run_cli(path, "--mode", "forward", "--mode", "reverse", "-o", str(out), "-q")
-    assert r.returncode == 0, r.stderr
     tangent, adjoint = "tangent vs finite differences", "adjoint vs tangent (dot product)"
     # a wrong tangent fails the dot-product test too, which compares the adjoint with it
     for name, good, bad, checks in [
             ("m32_d.c", "2.0f * a * ad", "2.1f * a * ad", [tangent, adjoint]),
             ("m32_b.c", "2.0f * a * (b * retb)", "2.01f * a * (b * retb)", [adjoint])]:
-        edited = out / name
-        text = edited.read_text()
-        assert text.count(good) == 1, text
-        edited.write_text(text.replace(good, bad))
-        report = adgen.check(path, modes=("forward", "reverse"), sources=[str(edited)])
+        edited = _made_wrong(path, ("forward", "reverse"), name, good, bad)
+        report = adgen.check(path, modes=("forward", "reverse"), sources=[edited])
         failed = [(row.function, row.check) for row in report.rows if not row.ok]
         # mixed calls poly: its derivatives are wrong with poly's
         assert failed == [(f, c) for f in ("poly", "mixed") for c in checks], report.table()
-        edited.write_text(text)
 
 
 def test_heads_as_a_list_and_bad_types_of_the_derivative_helpers(tmp_path: Path) -> None:
@@ -530,15 +537,10 @@ def test_the_dot_product_test_allows_for_the_rounding_of_terms_that_cancel(
     assert report.ok, report.table()
     row = next(r for r in report.rows if r.check == "adjoint vs tangent (dot product)")
     assert row.error < 1e-13, report.table()
-    out = tmp_path / "out"
-    r = run_cli(path, "--mode", "reverse", "-o", str(out), "-q")
-    assert r.returncode == 0, r.stderr
-    edited = out / "cancel_b.c"
-    text = edited.read_text()
-    assert text.count("*yb += yb_1;") == 1, text
-    edited.write_text(text.replace("*yb += yb_1;", "*yb += 1.0000000002 * yb_1;"))
+    edited = _made_wrong(path, ("reverse",), "cancel_b.c", "*yb += yb_1;",
+                         "*yb += 1.0000000002 * yb_1;")
     report = adgen.check(path, args={"f": args}, modes=("forward", "reverse"),
-                         sources=[str(edited)])
+                         sources=[edited])
     failed = [(row.check, row.error) for row in report.rows if not row.ok]
     assert [c for c, _ in failed] == ["adjoint vs tangent (dot product)"], report.table()
     assert failed[0][1] > 1e-11, report.table()
@@ -566,14 +568,9 @@ def test_the_tangent_check_allows_for_the_rounding_of_terms_that_cancel(
     report = adgen.check(path, args=args, modes=("forward",))
     assert report.ok, report.table()
     assert report.rows[1].error < 1e-8, report.table()
-    out = tmp_path / "out"
-    r = run_cli(path, "--mode", "forward", "-o", str(out), "-q")
-    assert r.returncode == 0, r.stderr
-    edited = out / "terms_d.c"
-    text = edited.read_text()
-    assert text.count("(cosh(p1) * p1d)") == 1, text
-    edited.write_text(text.replace("(cosh(p1) * p1d)", "(1.00001 * cosh(p1) * p1d)"))
-    report = adgen.check(path, args=args, modes=("forward",), sources=[str(edited)])
+    edited = _made_wrong(path, ("forward",), "terms_d.c", "(cosh(p1) * p1d)",
+                         "(1.00001 * cosh(p1) * p1d)")
+    report = adgen.check(path, args=args, modes=("forward",), sources=[edited])
     assert [r.check for r in report.rows if not r.ok] == ["tangent vs finite differences"], \
         report.table()
 
