@@ -48,6 +48,37 @@ class _Call:
         self.written = written  # names of array parameters the function writes
         #: the CUDA target on a GPU: arrays are device pointers (``adgen/cuda.py``)
         self.device = device
+        #: what each C parameter takes, worked out once: ``(kind, name, detail)`` with kind
+        #: "directions" (the number of directions), "array" (detail: the C pointer type, no
+        #: const), "vector" (the same, a scalar's directions), "scalar", "shape" (name: the
+        #: array, detail: its axis) or "result" (name: the result, detail: (C element type,
+        #: one per direction))
+        self.plan = [self._planned(p) for p in sig.params]
+        #: the tangent (adjoint) of each differentiated primal parameter or result, by the
+        #: primal's name; and the primal parameters whose tangents are parameters here
+        self.derived = {primal: name for name, primal in fn.tangent_of.items()}
+        self.active = {fn.tangent_of[n] for n in fn.param_names if n in fn.tangent_of}
+        #: the arrays the function writes, and their tangents
+        self.written_derived = written | {self.derived[n] for n in written if n in self.derived}
+
+    def _planned(self, p: Any) -> tuple[str, Any, Any]:
+        kind, fn = p.source[0], self.fn
+        if kind == "value":
+            i = p.source[1]
+            name, t = fn.param_names[i], fn.params[i].type
+            if name == fn.nbdirs:
+                return ("directions", name, None)
+            if isinstance(t, ArrayType):
+                return ("array", name, p.ctype.replace("const ", ""))
+            if isinstance(t, VecType):
+                return ("vector", name, p.ctype.replace("const ", ""))
+            return ("scalar", name, None)
+        if kind == "shape":
+            return ("shape", fn.param_names[p.source[1]], p.source[2])
+        r = fn.results[p.source[1]]
+        elem = r.type.elem if isinstance(r.type, VecType) else r.type
+        assert isinstance(elem, ScalarType)
+        return ("result", r.name, (f"{elem.c_name}[]", isinstance(r.type, VecType)))
 
     def __call__(self, values: dict[str, Any], nbdirs: int | None = None) -> tuple[Any, dict[str, Any]]:
         """``values``: C parameter name -> Python value.  Returns (C return, out results)."""
@@ -71,53 +102,43 @@ class _Call:
         makes the device copies of NumPy arrays; with device arrays only, the arguments can be
         prepared once and the C function called many times (``benchmarks/gpu/run.py`` times
         kernels and launches so)."""
-        fn, ffi = self.fn, self.ffi
+        ffi = self.ffi
         args: list[Any] = []
         outs: dict[str, Any] = {}
         arrays: dict[str, np.ndarray] = {}
         if self.device and transfers is None:
             raise TypeError(f"{self.sig.name}: a call on the GPU needs a cuda.Transfers")
-        for p in self.sig.params:
-            kind = p.source[0]
-            if kind == "value":
-                i = p.source[1]
-                v = fn.params[i]
-                name = fn.param_names[i]
-                if name == fn.nbdirs and nbdirs is not None:
-                    if self.fixed_nbdirs is not None and nbdirs != self.fixed_nbdirs:
-                        raise ValueError(
-                            f"{self.sig.name}: this build takes {self.fixed_nbdirs} "
-                            f"directions (-DADGEN_NBDIRS={self.fixed_nbdirs}), got {nbdirs}")
-                    self._check_stack(nbdirs)
-                    args.append(nbdirs)
-                    continue
-                t = v.type
-                if isinstance(t, ArrayType):
-                    arr = values[name]
-                    arrays[name] = arr
-                    if transfers is None and not isinstance(arr, np.ndarray):
-                        raise TypeError(f"argument '{name}' is a device array "
-                                        "(__cuda_array_interface__): this build runs on the host "
-                                        "(the C target, or the CUDA emulation); pass a NumPy array")
-                    ptr = transfers.pointer(arr, name in self.written) if transfers else \
-                        arr.ctypes.data
-                    args.append(ffi.cast(p.ctype.replace("const ", ""), ptr))
-                elif isinstance(t, VecType):
-                    arr = values[name]
-                    arrays[name] = arr
-                    args.append(ffi.cast(p.ctype.replace("const ", ""), arr.ctypes.data))
-                else:
-                    args.append(values[name])
+        for kind, name, detail in self.plan:
+            if kind == "scalar":
+                args.append(values[name])
+            elif kind == "array" or kind == "vector":
+                arr = values[name]
+                arrays[name] = arr
+                if transfers is not None and kind == "array":
+                    args.append(ffi.cast(detail, transfers.pointer(arr, name in self.written)))
+                elif not isinstance(arr, np.ndarray):
+                    raise TypeError(f"argument '{name}' is a device array "
+                                    "(__cuda_array_interface__): this build runs on the host "
+                                    "(the C target, or the CUDA emulation); pass a NumPy array")
+                else:  # (a pointer into the buffer, which the cdata keeps alive)
+                    args.append(ffi.from_buffer(detail, arr))
             elif kind == "shape":
-                i, axis = p.source[1], p.source[2]  # type: ignore[misc]
-                args.append(arrays[fn.param_names[i]].shape[axis])
+                args.append(arrays[name].shape[detail])
+            elif kind == "directions":
+                if nbdirs is None:
+                    args.append(values[name])
+                    continue
+                if self.fixed_nbdirs is not None and nbdirs != self.fixed_nbdirs:
+                    raise ValueError(
+                        f"{self.sig.name}: this build takes {self.fixed_nbdirs} "
+                        f"directions (-DADGEN_NBDIRS={self.fixed_nbdirs}), got {nbdirs}")
+                self._check_stack(nbdirs)
+                args.append(nbdirs)
             else:
-                r = fn.results[p.source[1]]
-                elem = r.type.elem if isinstance(r.type, VecType) else r.type
-                assert isinstance(elem, ScalarType)
-                count = nbdirs if isinstance(r.type, VecType) else 1
-                buf = ffi.new(f"{elem.c_name}[]", max(count or 1, 1))
-                outs[r.name] = (buf, count, isinstance(r.type, VecType))
+                ctype, vec = detail
+                count = nbdirs if vec else 1
+                buf = ffi.new(ctype, max(count or 1, 1))
+                outs[name] = (buf, count, vec)
                 args.append(buf)
         return args, outs
 
@@ -259,6 +280,8 @@ def check_scalar(name: str, value: Any, t: Type, what: str = "argument",
     """``value`` as the C parameter ``name`` of type ``t`` takes it; ``function`` names the
     function in the message of a value out of range."""
     assert isinstance(t, ScalarType)
+    if type(value) is float and t.name == "f64":  # (the common case, first)
+        return value
     if t.is_bool:
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{what} '{name}' must be a bool, got {type(value).__name__}")
@@ -294,6 +317,9 @@ def float_array(value: Any, dtype: Any, label: str, copy: bool = False) -> np.nd
     a finite value beyond its range (which the conversion makes inf) is an ``OverflowError``
     naming ``label``, as it is for a scalar; values that are not numbers are a ``TypeError``
     naming it."""
+    if type(value) is np.ndarray and not copy and value.ndim and value.dtype == dtype and \
+            value.flags.c_contiguous:  # (what the conversion below returns as it is)
+        return value
     src = np.asarray(value)
     if not (np.issubdtype(src.dtype, np.number) or src.dtype in (np.bool_, object)):
         raise TypeError(f"{label} must hold numbers, not {_what(value, src)}")
@@ -332,6 +358,8 @@ def _shown(value: int) -> str:
 def is_sequence(value: Any) -> bool:
     """A tuple or list (of arguments, tangents or adjoints), or a 1-d array of them; not a
     string."""
+    if type(value) is tuple or type(value) is list:  # (the common case, first)
+        return True
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes)) or \
         isinstance(value, np.ndarray) and value.ndim == 1
 
@@ -340,13 +368,15 @@ def check_overlap(arrays: dict[str, np.ndarray], written: set[str]) -> None:
     names = list(arrays)
     for a_i, a in enumerate(names):
         for b in names[a_i + 1:]:
+            if a not in written and b not in written:
+                continue
             x, y = arrays[a], arrays[b]
             if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
                 shared = np.may_share_memory(x, y)
             else:
                 (p, n), (q, m) = _memory(x), _memory(y)
                 shared = p < q + m and q < p + n
-            if (a in written or b in written) and shared:
+            if shared:
                 w = a if a in written else b
                 raise ValueError(f"arrays '{a}' and '{b}' overlap and '{w}' is written by the "
                                  "function (pass separate arrays)")
@@ -386,6 +416,9 @@ class AdgenFunction:
         fn = self._primal.fn
         self.param_names = list(fn.param_names)
         self.param_types = [p.type for p in fn.params]
+        self._array_params = [(name, t) for name, t in zip(self.param_names, self.param_types,
+                                                           strict=True)
+                              if isinstance(t, ArrayType)]
 
     def __repr__(self) -> str:
         return f"<adgen function {self.name}({', '.join(self.param_names)})>"
@@ -415,7 +448,8 @@ class AdgenFunction:
                 values[name] = arrays[name] = check_array(name, a, t, name in written)
             else:
                 values[name] = check_scalar(name, a, t, function=self.name)
-        check_overlap(arrays, written)
+        if len(arrays) > 1:
+            check_overlap(arrays, written)
         return values
 
     def _package(self, ret: Any, outs: dict[str, Any], call: _Call) -> Any:
@@ -457,10 +491,7 @@ class AdgenFunction:
         call = self._check_tangents(call, tangents, nbdirs, what,
                                     "vector-forward" if vector else "forward")
         values = self._values(args, call.written, what)
-        fn = call.fn
-        tangent_name = {primal: t for t, primal in fn.tangent_of.items()}
-        active = {fn.tangent_of[n] for n in fn.param_names if n in fn.tangent_of}
-        written_tangents: dict[str, np.ndarray] = {}
+        tangent_name, active = call.derived, call.active
         for name, t, tan in zip(self.param_names, self.param_types, tangents, strict=True):
             if name not in active:
                 if not _zero_or_none(tan):
@@ -469,20 +500,20 @@ class AdgenFunction:
                 continue
             tname = tangent_name[name]
             if isinstance(t, ArrayType):
-                tt = ArrayType(t.elem, t.ndim, vector=nbdirs is not None)
                 shape = values[name].shape + ((nbdirs,) if nbdirs is not None else ())
                 if tan is None:
                     tan = np.zeros(shape, dtype=NP_DTYPES[t.elem.name])
                 elif name in call.written or hasattr(tan, "__cuda_array_interface__"):
+                    tt = ArrayType(t.elem, t.ndim, vector=nbdirs is not None)
                     tan = check_array(tname, tan, tt, name in call.written, "tangent", shape)
                 else:
-                    given = np.shape(tan)  # (ascontiguousarray makes a 0-d value (1,))
+                    given = tan
                     tan = float_array(tan, NP_DTYPES[t.elem.name],
                                       f"{self.name}: the tangent of '{name}'")
-                    if tan.shape != shape:
+                    if tan.shape != shape:  # (the shape given: ascontiguousarray makes a
+                        # 0-d value (1,))
                         raise ValueError(f"tangent of '{name}' must have shape {shape}, "
-                                         f"got {given}")
-                written_tangents[name] = tan
+                                         f"got {np.shape(given)}")
                 values[tname] = tan
             elif nbdirs is not None:
                 dtype = NP_DTYPES[t.name if isinstance(t, ScalarType) else "f64"]
@@ -497,7 +528,7 @@ class AdgenFunction:
                 values[tname] = 0.0 if tan is None else check_scalar(tname, tan, t, "tangent",
                                                                      self.name)
         check_overlap({k: v for k, v in values.items() if isinstance(v, np.ndarray)},
-                      call.written | {tangent_name[n] for n in call.written if n in tangent_name})
+                      call.written_derived)
         ret, outs = call(values, nbdirs)
         value = self._package(ret, outs, call)
         primal_results = self._primal.fn.results
@@ -556,19 +587,17 @@ class AdgenFunction:
             raise ValueError(f"{what}: adjoints need at least one direction (their last axis "
                              "is empty)")
         values = self._values(args, call.written, what)
-        fn = call.fn
-        grads = self._adjoint_inputs(call, fn.tangent_of, values, ybar, out_bars, nbdirs, what)
+        grads = self._adjoint_inputs(call, call.derived, values, ybar, out_bars, nbdirs, what)
         ret, outs = call(values, nbdirs)
         value = self._package(ret, outs, call)
-        return value, self._adjoint_outputs(fn.tangent_of, grads, outs)
+        return value, self._adjoint_outputs(call.derived, grads, outs)
 
-    def _adjoint_inputs(self, call: _Call, of: dict[str, str], values: dict[str, Any], ybar: Any,
-                        out_bars: dict[str, Any] | None, nbdirs: int | None,
+    def _adjoint_inputs(self, call: _Call, adjoint_name: dict[str, str], values: dict[str, Any],
+                        ybar: Any, out_bars: dict[str, Any] | None, nbdirs: int | None,
                         what: str) -> dict[str, np.ndarray]:
         """Put the output adjoints (``ybar``, ``out_bars``) and zeroed input adjoint arrays in
-        ``values``; ``of`` maps adjoint names to primal names.  Returns the adjoint arrays by
-        primal name."""
-        adjoint_name = {primal: a for a, primal in of.items()}
+        ``values``; ``adjoint_name`` maps primal names to adjoint names.  Returns the adjoint
+        arrays by primal name."""
         extra = (nbdirs,) if nbdirs is not None else ()
         primal_fn = self._primal.fn
         results = primal_fn.results
@@ -604,7 +633,9 @@ class AdgenFunction:
                                                                      self.name)
         out_bars = dict(out_bars or {})
         grads: dict[str, Any] = {}
-        for name, t in zip(self.param_names, self.param_types, strict=True):
+        # (without out_bars, only the array parameters have anything to do here)
+        for name, t in zip(self.param_names, self.param_types, strict=True) if out_bars else \
+                self._array_params:
             aname = adjoint_name.get(name)
             given = out_bars.pop(name, None)
             if given is not None and name not in call.written:
@@ -650,11 +681,10 @@ class AdgenFunction:
             raise TypeError(f"{what}: out_bars must be a dict from the name of an array the "
                             f"function writes to its adjoint, got {type(out_bars).__name__}")
 
-    def _adjoint_outputs(self, of: dict[str, str], arrays: dict[str, np.ndarray],
+    def _adjoint_outputs(self, named: dict[str, str], arrays: dict[str, np.ndarray],
                          outs: dict[str, Any]) -> tuple[Any, ...]:
-        """One entry per argument: its adjoint array, its scalar adjoint (named by ``of``) from
-        ``outs``, or None."""
-        named = {primal: a for a, primal in of.items()}
+        """One entry per argument: its adjoint array, its scalar adjoint (``named`` maps primal
+        names to adjoint names) from ``outs``, or None."""
         out: list[Any] = []
         for name, t in zip(self.param_names, self.param_types, strict=True):
             if name not in named:
@@ -729,8 +759,9 @@ class AdgenFunction:
         extra = () if nbdirs is None else (nbdirs,)
         values = self._values(args, call.written, what)
         fn = call.fn
-        adjoints = self._adjoint_inputs(call, fn.adjoint_of, values, ybar, out_bars, None, what)
-        tangent_named = {primal: t for t, primal in fn.tangent_of.items()}
+        adjoint_named = {p: a for a, p in fn.adjoint_of.items()}
+        adjoints = self._adjoint_inputs(call, adjoint_named, values, ybar, out_bars, None, what)
+        tangent_named = call.derived
         for name, t, tan in zip(self.param_names, self.param_types, tangents, strict=True):
             tname = tangent_named.get(name)
             if tname is None or tname not in fn.param_names:
@@ -753,7 +784,6 @@ class AdgenFunction:
                 raise ValueError(f"tangent of '{name}' must have shape {shape}, got {given}")
             values[tname] = tan
         # the tangents of the adjoint arrays: zero, incremented by f_b_d
-        adjoint_named = {p: a for a, p in fn.adjoint_of.items()}
         hv_arrays: dict[str, np.ndarray] = {}
         for name, adjoint in adjoints.items():
             aname = adjoint_named[name]

@@ -524,3 +524,29 @@ def test_a_build_with_a_fixed_number_of_directions() -> None:
     for name in ("mixture.py", "kernels.py"):
         adgen.load(EX / name, modes=("vector-forward", "vector-reverse"), openmp=True,
                    cflags=strict)
+
+
+def test_arrays_pass_as_pointers_to_their_first_element() -> None:
+    """The C gets a pointer into each NumPy buffer: a view that starts inside a larger array
+    (its first element, not the base's), a read-only array, an array over bytes, an empty
+    array; every mode reads the same elements."""
+    m = adgen.load(str(EX / "rosenbrock.py"), modes=("forward", "vector-forward", "reverse"))
+
+    def expected(x: np.ndarray) -> float:
+        return float(sum(100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
+                         for i in range(len(x) - 1)))
+
+    base = np.arange(10.0) / 7.0
+    view = base[3:8]  # (C-contiguous, starting 24 bytes into base)
+    readonly = view.copy()
+    readonly.flags.writeable = False
+    from_bytes = np.frombuffer(view.tobytes(), dtype=np.float64)  # (read-only, not owning)
+    for x in (view, readonly, from_bytes):
+        assert m.rosenbrock(x) == pytest.approx(expected(view), rel=1e-15)
+        (xb,) = m.rosenbrock.grad(x)
+        _, xd = m.rosenbrock.jvp((x,), (np.eye(5)[1],))
+        assert xd == pytest.approx(xb[1], rel=1e-13)
+        _, xdv = m.rosenbrock.jvp_vec((x,), (np.eye(5),))
+        np.testing.assert_allclose(xdv, xb, rtol=1e-13)
+    assert m.rosenbrock(np.zeros(0)) == 0.0
+    assert m.rosenbrock.grad(np.zeros(0))[0].shape == (0,)
