@@ -507,11 +507,10 @@ class AdgenFunction:
                     tt = ArrayType(t.elem, t.ndim, vector=nbdirs is not None)
                     tan = check_array(tname, tan, tt, name in call.written, "tangent", shape)
                 else:
-                    given = tan
+                    given = tan  # (for its shape: ascontiguousarray makes a 0-d value (1,))
                     tan = float_array(tan, NP_DTYPES[t.elem.name],
                                       f"{self.name}: the tangent of '{name}'")
-                    if tan.shape != shape:  # (the shape given: ascontiguousarray makes a
-                        # 0-d value (1,))
+                    if tan.shape != shape:
                         raise ValueError(f"tangent of '{name}' must have shape {shape}, "
                                          f"got {np.shape(given)}")
                 values[tname] = tan
