@@ -30,7 +30,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +42,7 @@ from .api import (
     option_list, transpile,
 )
 from .binding import NP_DTYPES, AdgenFunction
-from .build import compiler_flags, nvcc_flags
+from .build import PROGRESS, compiler_flags, nvcc_flags
 from .transpile.analysis.activity import Request
 from .transpile.ir.core import Module
 from .transpile.ir.types import F32, ArrayType, ScalarType, Type, elem_of
@@ -716,9 +717,19 @@ def run_checks(path: str, modes: Sequence[str] = DEFAULT_CHECK_MODES, *,
         # checked to the f32 tolerances, its differences through CPython in f64
         f32 = precision == "f32" or single_precision(t.module, name)
         checker = Checker(path, fn, py, fn_args, rng, f32, t.requests.get(name), own_values)
-        report.rows.append(checker.primal())
-        with np.errstate(all="ignore"):  # a value that is not finite fails its row
-            derivative_rows(checker, fn, modes, report.rows)
+        for what, run in [("primal vs CPython", checker.primal),
+                          *derivative_checks(checker, fn, modes)]:
+            # (on the command line's progress line: the CPython reference of a function
+            # that loops over compiled derivatives may take minutes)
+            progress = PROGRESS.get()
+            if progress is not None:
+                progress(f"checking {name}: {what}...", False)
+            # (in the derivative checks a value that is not finite fails its row)
+            with np.errstate(all="ignore") if run != checker.primal else nullcontext():
+                rows = run()
+            report.rows += rows if isinstance(rows, list) else [rows]
+            if progress is not None:
+                progress(f"checking {name}: {what}", True)
     return report
 
 
@@ -726,20 +737,23 @@ def run_checks(path: str, modes: Sequence[str] = DEFAULT_CHECK_MODES, *,
 FIRST_ORDER = ("forward", "vector-forward", "reverse", "vector-reverse")
 
 
-def derivative_rows(checker: Checker, fn: AdgenFunction, modes: Sequence[str],
-                    rows: list[CheckRow]) -> None:
-    """Append the rows of the derivative checks of ``modes`` that ``fn`` was built for."""
+def derivative_checks(checker: Checker, fn: AdgenFunction, modes: Sequence[str]
+                      ) -> list[tuple[str, Callable[[], CheckRow | list[CheckRow]]]]:
+    """The derivative checks of ``modes`` that ``fn`` was built for, in order: what each
+    compares, and the method that makes its row (rows, for hvp)."""
+    checks: list[tuple[str, Callable[[], CheckRow | list[CheckRow]]]] = []
     # the dot-product test and the vector checks trust the scalar tangent: check it against
     # finite differences too
     if fn._forward is not None and any(m in modes for m in FIRST_ORDER):
-        rows.append(checker.forward())
+        checks.append(("tangent vs finite differences", checker.forward))
     if "vector-forward" in modes and fn._vector is not None:
-        rows.append(checker.vector())
+        checks.append(("vector tangent vs scalar tangents", checker.vector))
     if fn._reverse is not None and any(m in modes for m in ("reverse", "vector-reverse")):
-        rows.append(checker.reverse())
+        checks.append(("adjoint vs tangent (dot product)", checker.reverse))
     if "vector-reverse" in modes and fn._vector_reverse is not None:
-        rows.append(checker.vector_reverse())
+        checks.append(("vector adjoint vs scalar adjoints", checker.vector_reverse))
     if fn._hvp is not None and any(m in modes for m in ("hvp", "vector-hvp")):
-        rows += checker.hvp()
+        checks.append(("hvp vs differences of the gradient, symmetry", checker.hvp))
     if "vector-hvp" in modes and fn._vector_hvp is not None:
-        rows.append(checker.vector_hvp())
+        checks.append(("vector hvp vs scalar hvps", checker.vector_hvp))
+    return checks

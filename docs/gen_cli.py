@@ -277,6 +277,13 @@ def render() -> str:
         "such a function) is checked to single precision's tolerances, the others to double "
         "precision's. With `-q` only a failing table is printed.",
         "",
+        "When stderr is a terminal (and without `-q`), a progress line, rewritten in place and "
+        "cleared when done, says what `--build` and `--check` are doing: the compilation that "
+        "runs (`adgen: compiling ...`), then the check of each function "
+        "(`adgen: checking f: tangent vs finite differences...`). The primal check runs the "
+        "module in CPython, which can take minutes where it loops over compiled derivatives "
+        "(`grad` and `jvp` of module functions, each a call of the Python binding).",
+        "",
         "## Choosing what to differentiate",
         "",
         "`--functions f,g` selects the functions (default: every function with floating-point "

@@ -782,3 +782,30 @@ def test_the_fixed_number_of_directions_is_read_as_the_compiler_reads_it(
     assert run_cli(path, "--mode", "vector-forward", "-o", str(tmp_path / "gen")).returncode == 0
     r = run_cli(path, "--mode", "vector-forward", "--build", "-o", str(tmp_path / "built"))
     assert r.returncode == 2 and "cannot read '-DADGEN_NBDIRS'" in r.stderr
+
+
+def test_the_check_reports_each_row_it_runs_on_the_progress_line(tmp_path: Path) -> None:
+    """The command line's progress line (a terminal's stderr) says which check of which
+    function runs: a CPython reference that loops over compiled derivatives takes minutes."""
+    import contextvars
+
+    from adgen.build import PROGRESS
+
+    path = _module(tmp_path, "import math\n\n\ndef f(x: float, y: float) -> float:\n"
+                             "    return math.sin(x) * y\n", "prog")
+    said: list[tuple[str, bool]] = []
+
+    def checked() -> Any:
+        PROGRESS.set(lambda text, done: said.append((text, done)))
+        return adgen.check(path, modes=("forward", "reverse", "hvp"))
+
+    report = contextvars.copy_context().run(checked)
+    assert report.ok, report.table()
+    checks = [text for text, done in said if text.startswith("checking") and not done]
+    assert checks == ["checking f: primal vs CPython...",
+                      "checking f: tangent vs finite differences...",
+                      "checking f: adjoint vs tangent (dot product)...",
+                      "checking f: hvp vs differences of the gradient, symmetry..."], said
+    ends = [text for text, done in said if text.startswith("checking") and done]
+    assert ends == [c.removesuffix("...") for c in checks], said
+    assert len(report.rows) == 5
