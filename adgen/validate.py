@@ -701,6 +701,7 @@ def run_checks(path: str, modes: Sequence[str] = DEFAULT_CHECK_MODES, *,
     py = import_python(path)
     report = CheckReport(path)
     rng = np.random.default_rng(seed)
+    progress = PROGRESS.get()
     for name, fn in m.functions.items():
         if functions and name not in functions:
             continue
@@ -717,15 +718,15 @@ def run_checks(path: str, modes: Sequence[str] = DEFAULT_CHECK_MODES, *,
         # checked to the f32 tolerances, its differences through CPython in f64
         f32 = precision == "f32" or single_precision(t.module, name)
         checker = Checker(path, fn, py, fn_args, rng, f32, t.requests.get(name), own_values)
-        for what, run in [("primal vs CPython", checker.primal),
-                          *derivative_checks(checker, fn, modes)]:
+        checks = [("primal vs CPython", checker.primal), *derivative_checks(checker, fn, modes)]
+        for k, (what, run) in enumerate(checks):
             # (on the command line's progress line: the CPython reference of a function
             # that loops over compiled derivatives may take minutes)
-            progress = PROGRESS.get()
             if progress is not None:
                 progress(f"checking {name}: {what}...", False)
-            # (in the derivative checks a value that is not finite fails its row)
-            with np.errstate(all="ignore") if run != checker.primal else nullcontext():
+            # (in the derivative checks, all but the first, a value that is not finite fails
+            # its row)
+            with np.errstate(all="ignore") if k else nullcontext():
                 rows = run()
             report.rows += rows if isinstance(rows, list) else [rows]
             if progress is not None:
